@@ -1,0 +1,32 @@
+"""The `errkb` command line: ingest, serve, match, show, export-site and db upgrade."""
+
+from __future__ import annotations
+
+import typer
+
+from errkb.db import engine_from_settings, upgrade
+from errkb.settings import Settings
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
+db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every migration to the configured database."""
+    engine = engine_from_settings(Settings())
+    upgrade(engine)
+    engine.dispose()
+    typer.echo("database at head")
+
+
+@app.command()
+def serve(host: str | None = None, port: int | None = None) -> None:
+    """Serve the API and pages with uvicorn."""
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = Settings()
+    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port)

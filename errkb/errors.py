@@ -1,0 +1,35 @@
+"""The small hierarchy of handled errors; `service.app` maps them to HTTP in one place."""
+
+from __future__ import annotations
+
+
+class ErrkbError(Exception):
+    """A handled error with a user-facing message and an HTTP status."""
+
+    status_code = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(ErrkbError):
+    status_code = 404
+
+
+class BodyTooLarge(ErrkbError):
+    status_code = 413
+
+
+class BadInput(ErrkbError):
+    status_code = 422
+
+
+class SourceError(ErrkbError):
+    """A snapshot source could not be read (bad ref, unreachable URL, missing release)."""
+
+    status_code = 502
+
+
+class ConfigError(ErrkbError):
+    """pins.toml or settings are invalid."""

@@ -1,0 +1,35 @@
+"""The one settings object: the only place that reads the environment (prefix `ERRKB_`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Runtime configuration for the CLI, the ingester and the service."""
+
+    model_config = SettingsConfigDict(env_prefix="ERRKB_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Path("data")
+    database_url: str = ""  # empty: SQLite file under data_dir
+    pins_file: Path = Path("pins.toml")
+    cache_dir: Path = Path("data/cache")
+    workers: int = Field(default=0, description="parse processes; 0 = all cores")
+    max_file_bytes: int = 2_000_000
+    max_body_bytes: int = 1 << 20
+    host: str = "127.0.0.1"
+    port: int = 8000
+    llm_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    public_url: str = ""  # canonical base URL for pages, e.g. https://errkb.example.org
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The SQLAlchemy URL, defaulting to the embedded SQLite file."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'errkb.sqlite3').as_posix()}"

@@ -1,0 +1,1 @@
+"""The ingest pipeline: sources -> extraction -> synthesis -> store."""

@@ -1,0 +1,153 @@
+"""Frozen records produced by the pure extraction core and consumed by the store and the service.
+
+These dataclasses are the contract between `ingest.extract` (which builds them from source
+text), `ingest.store` (which persists them) and `service` (which reads them back as JSON).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import TypeAdapter
+
+SegmentKind = Literal["text", "placeholder"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a message template: literal text, or a placeholder holding its source expression."""
+
+    kind: SegmentKind
+    text: str
+    conversion: str | None = None  # "r", "s" or "a" for f-string conversions
+    format_spec: str | None = None  # f-string / .format spec, e.g. ".2f"
+
+
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Template:
+    """An ordered message template and the syntactic form it was written in."""
+
+    segments: tuple[Segment, ...]
+    form: str  # literal | fstring | concat | format | percent | name | constant | none | other
+
+    @property
+    def display(self) -> str:
+        """The message as a reader sees it, placeholders shown as `{expr}`."""
+        return "".join(
+            s.text if s.kind == "text" else "{" + s.text + _suffix(s) + "}" for s in self.segments
+        )
+
+    @property
+    def normalized(self) -> str:
+        """Whitespace-folded display form used for identity."""
+        return _WS.sub(" ", self.display).strip()
+
+    @property
+    def literal_text(self) -> str:
+        """Concatenated literal segments (what a log line certainly contains)."""
+        return "".join(s.text for s in self.segments if s.kind == "text")
+
+    @property
+    def is_opaque(self) -> bool:
+        """True when nothing of the message is known: empty-less single placeholder."""
+        return not self.literal_text.strip() and any(s.kind == "placeholder" for s in self.segments)
+
+
+def _suffix(seg: Segment) -> str:
+    conv = f"!{seg.conversion}" if seg.conversion else ""
+    spec = f":{seg.format_spec}" if seg.format_spec else ""
+    return conv + spec
+
+
+def error_id(repo: str, exception: str, template: Template) -> str:
+    """16 hex digits identifying an error across snapshots and file moves."""
+    key = "\x1f".join((repo, exception, template.normalized))
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One link of the guard chain that must hold for control to reach a raise.
+
+    `expr` is the source text of the test (ast.unparse). `holds` is False when the raise needs the
+    test to be false (an earlier `if`/`elif` branch, or the `else` of a loop/try). `kind` says which
+    statement produced it: if | elif | else | while | for | try | except | with | match | case.
+    `resolved` maps local names used in `expr` to the expression assigned to them before.
+    """
+
+    kind: str
+    expr: str
+    holds: bool
+    line: int
+    resolved: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The condition as it must hold, e.g. `not (x is not None)`."""
+        return self.expr if self.holds else f"not ({self.expr})"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Source lines around a raise: first line number, the lines, and the raise's line span."""
+
+    start: int
+    lines: tuple[str, ...]
+    raise_start: int
+    raise_end: int
+
+
+@dataclass(frozen=True)
+class Site:
+    """One `raise <Exception>(...)` site in one file."""
+
+    exception: str
+    template: Template
+    path: str  # repo path (prefix already applied by the pipeline)
+    line: int
+    end_line: int
+    qualname: str  # "KVCacheConfigurator._init_pools", "<module>"
+    conditions: tuple[Condition, ...]
+    snippet: Snippet
+    raise_source: str  # source of the message argument, "" for a bare raise
+
+
+@dataclass(frozen=True)
+class FlagDef:
+    """A command-line option defined by the project (argparse call or settings dataclass field)."""
+
+    flags: tuple[str, ...]  # ("--tp-size", "--tensor-parallel-size")
+    dest: str  # "tp_size"
+    type: str | None
+    default: str | None  # source text of the default
+    choices: tuple[str, ...] | None
+    help: str | None
+    path: str
+    line: int
+    origin: Literal["argparse", "dataclass"]
+
+
+FileStatus = Literal[
+    "ok", "prefiltered", "syntax_error", "not_utf8", "null_bytes", "too_deep", "too_large", "unsafe"
+]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """Everything extracted from one file; cached by content hash (paths are relative to the file)."""
+
+    status: FileStatus
+    sites: tuple[Site, ...] = ()
+    flags: tuple[FlagDef, ...] = ()
+    detail: str = ""
+    parsed: bool = field(default=False)
+
+
+FILE_RESULT = TypeAdapter(FileResult)
+SITES = TypeAdapter(tuple[Site, ...])

@@ -1,0 +1,1 @@
+"""The FastAPI service: JSON API, HTML pages and the log matcher."""

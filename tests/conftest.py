@@ -1,0 +1,86 @@
+"""Shared fixtures: every database test runs on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from errkb.db import make_engine, upgrade
+from errkb.models import Base
+
+PG_ADMIN_URL = os.environ.get(
+    "ERRKB_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pg_admin() -> Engine:
+    engine = make_engine(PG_ADMIN_URL)
+    return engine.execution_options(isolation_level="AUTOCOMMIT")  # type: ignore[return-value]
+
+
+def fresh_pg_url() -> str:
+    """Create an empty PostgreSQL database for this test run and return its URL."""
+    name = f"errkb_test_{uuid.uuid4().hex[:12]}"
+    admin = _pg_admin()
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    return f"{base}/{name}"
+
+
+def drop_pg(url: str) -> None:
+    """Drop a database made by fresh_pg_url."""
+    name = url.rsplit("/", 1)[1]
+    admin = _pg_admin()
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """One migrated PostgreSQL database for the whole run; tables are emptied per test."""
+    url = fresh_pg_url()
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    yield url
+    drop_pg(url)
+
+
+def _truncate(engine: Engine) -> None:
+    with engine.begin() as conn:
+        names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A migrated, empty database URL on each backend."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'errkb.sqlite3'}"
+        engine = make_engine(url)
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    else:
+        url = request.getfixturevalue("pg_url")
+        engine = make_engine(url)
+        _truncate(engine)
+        engine.dispose()
+        yield url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """An engine on a migrated, empty database (SQLite and PostgreSQL)."""
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
