@@ -151,3 +151,18 @@ class FileResult:
 
 FILE_RESULT = TypeAdapter(FileResult)
 SITES = TypeAdapter(tuple[Site, ...])
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """What to look for in each file; part of the file-cache key (see `digest`)."""
+
+    exceptions: tuple[str, ...] = ("ValueError",)
+    flag_classes: tuple[str, ...] = ()  # settings dataclasses whose fields become flags
+    max_bytes: int = 2_000_000
+
+    @property
+    def digest(self) -> str:
+        """A short stable digest of this config, combined with the extractor version in cache keys."""
+        raw = repr((self.exceptions, self.flag_classes, self.max_bytes))
+        return hashlib.sha256(raw.encode()).hexdigest()[:12]
