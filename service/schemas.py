@@ -1,0 +1,226 @@
+"""The public shape of an error entry: pydantic models served as JSON and rendered as pages.
+
+One `Entry` is what `GET /api/errors/{id}`, the HTML page, `errkb show` and the static export all
+show. Every explanatory field says where it came from (`provenance`), so a reader can tell a fact
+read off the code or the version history from prose written by a model.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Provenance = Literal[
+    "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
+]
+Polarity = Literal["on", "off", "eq", "ne", "in", "not_in", "other"]
+Side = Literal["message", "condition"]
+
+
+class SegmentOut(BaseModel):
+    """One piece of the message template: literal text or a placeholder's source expression."""
+
+    kind: Literal["text", "placeholder"]
+    text: str
+    conversion: str | None = None
+    format_spec: str | None = None
+
+
+class DerivedText(BaseModel):
+    """A sentence or paragraph and the sources it was derived from."""
+
+    text: str
+    provenance: list[Provenance] = Field(min_length=1)
+
+
+class DerivedList(BaseModel):
+    """A list of short sentences and the sources they were derived from."""
+
+    items: list[str]
+    provenance: list[Provenance] = Field(min_length=1)
+
+
+class Solution(BaseModel):
+    """One way out, in the order a user should try them.
+
+    `kind`: advice (the message's own words), flag (change an involved option), upgrade (a later
+    snapshot no longer raises it), downgrade (an earlier one did not, i.e. a regression),
+    condition (what must change when no flag is involved).
+    """
+
+    kind: Literal["advice", "flag", "upgrade", "downgrade", "condition"]
+    text: str
+    flag: str | None = None  # "--enable-unified-memory"
+    command: str | None = None  # command-line fragment, e.g. "--disaggregation-mode null"
+    snapshot: str | None = None  # for upgrade/downgrade: the snapshot label to move to
+    provenance: list[Provenance] = Field(min_length=1)
+
+
+class ExampleFix(BaseModel):
+    """A before/after command line: `before` reaches the guard, `after` does not."""
+
+    before: str
+    after: str
+    note: str | None = None
+    provenance: list[Provenance] = Field(min_length=1)
+
+
+class Explanation(BaseModel):
+    """Derived prose: what it means, when it happens, and how to get out of it."""
+
+    what_it_means: DerivedText
+    trigger: DerivedText
+    common_situations: DerivedList
+    solutions: list[Solution] = Field(min_length=1)
+    example_fix: ExampleFix | None = None
+
+
+class FlagOut(BaseModel):
+    """A command-line option involved in the error, with its definition in the shown snapshot."""
+
+    flag: str  # primary flag "--enable-unified-memory"
+    flags: list[str] = []  # every alias
+    dest: str
+    sides: list[Side]  # where it shows: the message text, a guard condition, or both
+    polarity: Polarity | None = None  # what the guard needs of it (None: message-only)
+    value: str | None = None  # eq/ne/in/not_in: the compared value(s) as source text
+    condition: str | None = None  # the guard condition text that reads it
+    type: str | None = None
+    default: str | None = None
+    choices: list[str] | None = None
+    help: str | None = None
+    defined_at: str | None = None  # "python/sglang/srt/server_args.py:812"
+    defined_url: str | None = None
+
+
+class ConditionOut(BaseModel):
+    """One guard that must hold for control to reach the raise."""
+
+    kind: str
+    expr: str
+    holds: bool
+    line: int
+    text: str  # the condition as it must hold, e.g. `not (x is not None)`
+    resolved: dict[str, str] = {}  # local name -> expression assigned to it
+
+
+class SnippetOut(BaseModel):
+    """Source lines around the raise."""
+
+    start: int
+    lines: list[str]
+    raise_start: int
+    raise_end: int
+
+
+class OccurrenceOut(BaseModel):
+    """One raise site of the error in one snapshot."""
+
+    snapshot: str
+    snapshot_date: datetime | None = None
+    path: str
+    line: int
+    end_line: int
+    function: str  # qualified name, "<module>" at top level
+    conditions: list[ConditionOut]
+    snippet: SnippetOut
+    raise_source: str = ""
+    url: str | None = None  # pinned to the snapshot, with #Lstart-Lend
+    flags: list[FlagOut] = []
+
+
+class TimelinePoint(BaseModel):
+    """One snapshot of the repo and whether the error is raised there."""
+
+    snapshot: str
+    date: datetime | None = None
+    present: bool
+    sites: list[str] = []  # "path:line" of each occurrence there
+
+
+class TimelineChange(BaseModel):
+    """An occurrence that moved file or line between two consecutive snapshots where it exists."""
+
+    kind: Literal["moved", "line_changed", "added_site", "removed_site"]
+    from_snapshot: str
+    to_snapshot: str
+    from_site: str | None = None  # "path:line"
+    to_site: str | None = None
+    text: str
+
+
+class Timeline(BaseModel):
+    """Where the error exists across the ingested snapshots (ordered oldest first)."""
+
+    snapshots: list[TimelinePoint]
+    present_in: list[str]
+    first_seen: str
+    last_seen: str
+    gone_in: str | None = None  # first snapshot after last_seen where it is no longer raised
+    absent_before: str | None = None  # last snapshot before first_seen (a regression's origin)
+    changes: list[TimelineChange] = []
+    summary: str
+    provenance: list[Provenance] = ["derived:history"]
+
+
+class RelatedOut(BaseModel):
+    """A related error and why it is related."""
+
+    id: str
+    title: str
+    reason: str  # "same function", "shares --tp-size", "same file", "same class", "similar message"
+    url: str
+
+
+class SnapshotProvenance(BaseModel):
+    """One snapshot the entry was derived from: repo@label, its commit and date."""
+
+    repo: str
+    snapshot: str
+    kind: str  # git | pypi | dir
+    commit: str
+    date: datetime | None = None
+    url: str | None = None  # link base of the snapshot
+
+
+class RepoOut(BaseModel):
+    """The project the error belongs to."""
+
+    name: str
+    web_url: str | None = None
+
+
+class AiExplanationOut(BaseModel):
+    """Optional prose by a language model; never replaces the derived fields."""
+
+    model: str
+    created_at: datetime
+    what_it_means: str
+    trigger: str | None = None
+    common_situations: list[str] = []
+    solutions: list[str] = []
+    provenance: Literal["ai"] = "ai"
+
+
+class Entry(BaseModel):
+    """Everything known about one error: the unit of the JSON API and of each page."""
+
+    id: str
+    message: str  # display form, placeholders shown as {expr}
+    title: str
+    exception: str
+    repo: RepoOut
+    template: list[SegmentOut]
+    form: str
+    snapshot: str  # the snapshot whose occurrence is shown first
+    explanation: Explanation
+    flags: list[FlagOut]  # involvements in the shown snapshot (union over its occurrences)
+    occurrences: list[OccurrenceOut]  # the shown snapshot's first, then newest to oldest
+    timeline: Timeline
+    related: list[RelatedOut] = Field(max_length=8)
+    provenance: list[SnapshotProvenance]
+    ai: AiExplanationOut | None = None
+    json_url: str
+    page_url: str
