@@ -81,7 +81,9 @@ def _decode_cursor(cursor: str) -> tuple[int, int]:
         raise BadInput("invalid cursor") from exc
 
 
-def _match(session: Session, phrases: tuple[Phrase, ...], *, message_only: bool) -> ColumnElement[bool]:
+def _match(
+    session: Session, phrases: tuple[Phrase, ...], *, message_only: bool
+) -> ColumnElement[bool]:
     """The backend's full-text predicate on `search_docs` rows."""
     d = search_docs
     if session.get_bind().dialect.name == "postgresql":
@@ -135,9 +137,7 @@ def search_errors(
     if phrases:
         where.append(_match(session, phrases, message_only=False))
         tier = case((_match(session, phrases, message_only=True), 0), else_=1)
-    inner = (
-        select(d.c.error_id, d.c.sort_key, tier.label("tier")).where(*where).subquery("hits")
-    )
+    inner = select(d.c.error_id, d.c.sort_key, tier.label("tier")).where(*where).subquery("hits")
     total = session.execute(select(func.count()).select_from(inner)).scalar_one()
     page = select(inner.c.error_id, inner.c.tier, inner.c.sort_key)
     if cursor:
@@ -167,8 +167,9 @@ def _hits(session: Session, ids: list[tuple[str, bool]]) -> list[SearchHit]:
     errors = {e.id: e for e in session.scalars(select(Error).where(Error.id.in_(keys)))}
     seen: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)  # id -> label -> (key, site)
     occ = (
-        select(Occurrence.error_id, Occurrence.path, Occurrence.line, Snapshot.label,
-               Snapshot.sort_key)
+        select(
+            Occurrence.error_id, Occurrence.path, Occurrence.line, Snapshot.label, Snapshot.sort_key
+        )
         .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
         .where(Occurrence.error_id.in_(keys))
         .order_by(Occurrence.path, Occurrence.line)

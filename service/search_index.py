@@ -34,7 +34,8 @@ def involved_flag_names(involvements: list[dict[str, Any]] | None) -> list[str]:
     """Primary flag names ("--tp-size") of an occurrence's stored flag involvements."""
     names = []
     for inv in involvements or []:
-        name = inv.get("flag") or (("--" + inv["dest"].replace("_", "-")) if inv.get("dest") else "")
+        dest = inv.get("dest")
+        name = inv.get("flag") or ("--" + dest.replace("_", "-") if dest else "")
         if name:
             names.append(name)
     return names

@@ -39,7 +39,7 @@ def document(*texts: str) -> str:
 
 @dataclass(frozen=True)
 class Phrase:
-    """Words that must appear next to each other, in order; `prefix` lets the last one be a prefix."""
+    """Words that must appear adjacent and in order; `prefix` lets the last be a prefix."""
 
     words: tuple[str, ...]
     prefix: bool = False
