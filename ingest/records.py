@@ -131,6 +131,7 @@ class FlagDef:
     path: str
     line: int
     origin: Literal["argparse", "dataclass"]
+    cli: bool = True  # False for a settings field marked as not exposed on the command line
 
 
 FileStatus = Literal[
