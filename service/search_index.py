@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import Column, Integer, MetaData, String, Table, Text, delete, insert, select, text
+from sqlalchemy import (
+    Column,
+    Connection,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    delete,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy.orm import Session
 
 from errkb.models import Error, Occurrence
@@ -41,8 +53,9 @@ def involved_flag_names(involvements: list[dict[str, Any]] | None) -> list[str]:
     return names
 
 
-def refresh_search_index(session: Session) -> int:
+def refresh_search_index(session: Session | Connection) -> int:
     """Rebuild the search documents of every error in this transaction; returns the row count."""
+    bind = session if isinstance(session, Connection) else session.get_bind()
     paths: dict[str, set[str]] = defaultdict(set)
     funcs: dict[str, set[str]] = defaultdict(set)
     flags: dict[str, set[str]] = defaultdict(set)
@@ -73,6 +86,6 @@ def refresh_search_index(session: Session) -> int:
     session.execute(delete(search_docs))
     if rows:
         session.execute(insert(search_docs), rows)
-    if session.get_bind().dialect.name == "sqlite":
+    if bind.dialect.name == "sqlite":
         session.execute(text("INSERT INTO search_fts(search_fts) VALUES ('rebuild')"))
     return len(rows)
