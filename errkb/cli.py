@@ -5,11 +5,15 @@ from __future__ import annotations
 import typer
 
 from errkb.db import engine_from_settings, upgrade
+from errkb.ingest_command import ingest
 from errkb.settings import Settings
+from errkb.show_command import show
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
 db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
 app.add_typer(db_app, name="db")
+app.command()(ingest)
+app.command()(show)
 
 
 @db_app.command("upgrade")

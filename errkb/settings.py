@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     llm_model: str = ""
     llm_api_key: str = ""
     public_url: str = ""  # canonical base URL for pages, e.g. https://errkb.example.org
+    # Test hook (ERRKB_TEST_PAUSE_BEFORE_COMMIT): sleep this many seconds before each snapshot's
+    # commit, so the kill test can SIGKILL an ingest while its transaction is open.
+    test_pause_before_commit: float = 0.0
 
     @property
     def resolved_database_url(self) -> str:

@@ -1,0 +1,202 @@
+"""`errkb ingest`: run the pipeline over the pins or the sources named on the command line,
+with a Rich progress bar and a summary table.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from errkb.db import engine_from_settings, upgrade
+from errkb.errors import BadInput, ErrkbError
+from errkb.settings import Settings
+from ingest import plan
+from ingest.pins import Pins, load_pins
+
+if TYPE_CHECKING:
+    from ingest.pipeline import SnapshotSummary
+
+err = Console(stderr=True)
+
+
+class RichProgress:
+    """The pipeline's progress shown as one Rich task per phase."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("starting", total=None)
+
+    def phase(self, description: str, total: int | None) -> None:
+        """Restart the bar for a new phase."""
+        self.progress.reset(self.task, description=description, total=total, completed=0)
+
+    def advance(self, steps: int = 1) -> None:
+        """Advance the bar."""
+        self.progress.advance(self.task, steps)
+
+
+def ingest(
+    pypi: Annotated[
+        list[str] | None, typer.Option(help="A release, name==version (repeatable)")
+    ] = None,
+    git: Annotated[str | None, typer.Option(help="A git URL or local repository path")] = None,
+    ref: Annotated[list[str] | None, typer.Option(help="A git ref to pin (repeatable)")] = None,
+    dir: Annotated[Path | None, typer.Option(help="A local folder")] = None,  # noqa: A002
+    label: Annotated[str | None, typer.Option(help="The folder snapshot's label")] = None,
+    repo: Annotated[str | None, typer.Option(help="The pins repo whose config to use")] = None,
+    pins_file: Annotated[
+        Path | None, typer.Option("--pins", help="Pins file (default: settings)")
+    ] = None,
+) -> None:
+    """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
+    # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
+    from ingest.pipeline import Job, ingest_snapshot
+
+    settings = Settings()
+    try:
+        pins = load_pins(pins_file or settings.pins_file)
+        planned = _planned(settings, pins, pypi, git, ref, dir, label, repo)
+        engine = engine_from_settings(settings)
+    except ErrkbError as exc:
+        err.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(2) from exc
+    upgrade(engine)
+    job = Job(engine=engine, workers=settings.workers, before_commit=_pause_hook(settings))
+    summaries: list[SnapshotSummary] = []
+    failures: list[str] = []
+    started = time.perf_counter()
+    try:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
+            progress = RichProgress(bar)
+            for repo_pin, make_source in planned:
+                try:
+                    source = make_source()
+                    try:
+                        summaries.append(
+                            ingest_snapshot(
+                                source,
+                                repo_pin,
+                                repo_pin.extract_config(settings.max_file_bytes),
+                                job,
+                                progress,
+                            )
+                        )
+                    finally:
+                        source.close()
+                except ErrkbError as exc:
+                    failures.append(exc.message)
+                    err.print(f"[red]error:[/red] {exc.message}")
+    finally:
+        engine.dispose()
+    Console().print(summary_table(summaries, time.perf_counter() - started))
+    if failures:
+        raise typer.Exit(1)
+
+
+def _planned(settings, pins: Pins, pypi, git, ref, folder, label, repo):  # type: ignore[no-untyped-def]
+    """The (repo config, source factory) pairs this invocation means; all pins by default."""
+    cache = settings.cache_dir
+    max_bytes = settings.max_file_bytes
+    if ref and not git:
+        raise BadInput("--ref needs --git")
+    if label and not folder:
+        raise BadInput("--label needs --dir")
+    if not (pypi or git or folder):
+        if repo:
+            pins = Pins(repos=(pins.repo(repo),))
+        return plan.pinned(pins, cache, max_bytes, lambda msg: err.print(f"[yellow]{msg}[/yellow]"))
+    out: list = []
+    for spec in pypi or []:
+        out.append(plan.pypi_planned(spec, pins, repo, cache, max_bytes))
+    if folder:
+        out.append(plan.dir_planned(folder, label, pins, repo, max_bytes))
+    if git:
+        repo_pin = plan.git_repo_pin(git, pins, repo)
+        return _chain(out, plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes))
+    return out
+
+
+def _chain(first, rest):  # type: ignore[no-untyped-def]
+    yield from first
+    yield from rest
+
+
+def _pause_hook(settings: Settings):  # type: ignore[no-untyped-def]
+    """The test hook that holds the snapshot transaction open before it commits."""
+    if settings.test_pause_before_commit <= 0:
+        return None
+
+    def pause() -> None:
+        print(
+            f"test hook: pausing {settings.test_pause_before_commit}s before commit",
+            file=sys.stderr,
+            flush=True,
+        )
+        time.sleep(settings.test_pause_before_commit)
+
+    return pause
+
+
+def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
+    """One row per snapshot and a total row."""
+    table = Table(title="ingest summary")
+    for name in (
+        "repo",
+        "snapshot",
+        "status",
+        "files",
+        "parsed",
+        "cache hits",
+        "prefiltered",
+        "skipped",
+        "sites",
+        "errors (new)",
+        "seconds",
+    ):
+        table.add_column(
+            name, justify="left" if name in ("repo", "snapshot", "status", "skipped") else "right"
+        )
+    for s in summaries:
+        skipped = ", ".join(f"{k}={v}" for k, v in s.skipped.items()) or "-"
+        table.add_row(
+            s.repo,
+            s.label,
+            s.status,
+            str(s.files),
+            str(s.files_parsed),
+            str(s.cache_hits),
+            str(s.prefiltered),
+            skipped,
+            str(s.sites),
+            f"{s.errors} ({s.new_errors})",
+            f"{s.seconds:.1f}",
+        )
+    total_skipped = sum(sum(s.skipped.values()) for s in summaries)
+    table.add_row(
+        "total",
+        f"{len(summaries)} snapshots",
+        "",
+        str(sum(s.files for s in summaries)),
+        str(sum(s.files_parsed for s in summaries)),
+        str(sum(s.cache_hits for s in summaries)),
+        str(sum(s.prefiltered for s in summaries)),
+        str(total_skipped),
+        str(sum(s.sites for s in summaries)),
+        str(sum(s.new_errors for s in summaries)),
+        f"{seconds:.1f}",
+    )
+    return table

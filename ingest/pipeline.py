@@ -1,0 +1,245 @@
+"""Ingesting one snapshot: list its files, reuse cached per-file results, parse the rest on all
+cores, link sites to flags, then hand the complete snapshot to the store in one transaction.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from sqlalchemy import Engine
+
+from ingest import store
+from ingest.extract import EXTRACTOR_VERSION
+from ingest.filecache import decode_result, extractor_key
+from ingest.links import flag_involvements
+from ingest.pins import RepoPin
+from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+from ingest.sources.base import Source, SourceFile
+from ingest.workers import extract_chunk
+
+INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
+CHUNK_BYTES = 1_000_000
+
+
+class Progress(Protocol):
+    """Where the pipeline reports its phases (the CLI passes a Rich progress bar)."""
+
+    def phase(self, description: str, total: int | None) -> None:
+        """Start a phase of `total` steps."""
+        ...
+
+    def advance(self, steps: int = 1) -> None:
+        """Mark steps of the current phase done."""
+        ...
+
+
+class NoProgress:
+    """Progress that reports nothing."""
+
+    def phase(self, description: str, total: int | None) -> None:
+        """Ignore the phase."""
+
+    def advance(self, steps: int = 1) -> None:
+        """Ignore the steps."""
+
+
+@dataclass
+class SnapshotSummary:
+    """What ingesting one snapshot did."""
+
+    repo: str
+    label: str
+    kind: str
+    commit: str
+    status: str = "ingested"  # ingested | already ingested
+    files: int = 0
+    files_parsed: int = 0
+    cache_hits: int = 0
+    prefiltered: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    sites: int = 0
+    errors: int = 0
+    new_errors: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """How to run the pipeline: database, parallelism and the test hook."""
+
+    engine: Engine
+    workers: int = 0  # 0 = every core
+    before_commit: Callable[[], None] | None = None
+
+
+def repo_fields(repo: RepoPin) -> dict[str, Any]:
+    """The repo row's columns, taken from the pins."""
+    return {
+        "name": repo.name,
+        "git_url": repo.git_url,
+        "web_url": repo.web_url,
+        "pypi_name": repo.pypi_name,
+        "path_prefix": repo.path_prefix,
+        "launch_command": repo.launch_command,
+    }
+
+
+def ingest_snapshot(
+    source: Source, repo: RepoPin, config: ExtractConfig, job: Job, progress: Progress | None = None
+) -> SnapshotSummary:
+    """Ingest one snapshot; a snapshot already in the database is skipped untouched."""
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    info = source.snapshot()
+    summary = SnapshotSummary(repo.name, info.label, info.kind, info.commit)
+    if store.snapshot_exists(job.engine, repo.name, info.kind, info.commit):
+        summary.status = "already ingested"
+        return summary
+
+    progress.phase(f"{info.label}: reading", None)
+    files = list(source.files())
+    summary.files = len(files)
+    results, summary.cache_hits, summary.files_parsed = _results(files, config, job, progress)
+
+    sites, flags, statuses = _collect(files, results)
+    summary.prefiltered = statuses.pop("prefiltered", 0)
+    statuses.pop("ok", 0)
+    summary.skipped = dict(sorted(statuses.items()))
+    summary.sites = len(sites)
+
+    progress.phase(f"{info.label}: linking flags", len(sites))
+    catalog = flag_catalog(flags)
+    occurrences = [(site, flag_involvements(site, catalog)) for site in sites]
+    progress.advance(len(sites))
+
+    progress.phase(f"{info.label}: storing", None)
+    counts = {
+        "files": summary.files,
+        "files_parsed": summary.files_parsed,
+        "cache_hits": summary.cache_hits,
+        "skipped": summary.skipped,
+        "sites": summary.sites,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    written = store.write_snapshot(
+        job.engine,
+        repo=repo_fields(repo),
+        info=info,
+        occurrences=occurrences,
+        flags=flags,
+        counts=counts,
+        before_commit=job.before_commit,
+    )
+    if written is None:  # another process completed it meanwhile
+        summary.status = "already ingested"
+    else:
+        summary.errors, summary.new_errors = written
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _results(
+    files: Sequence[SourceFile], config: ExtractConfig, job: Job, progress: Progress
+) -> tuple[dict[str, FileResult], int, int]:
+    """Per-content results, from the cache or parsed now; plus (cache hits, files parsed)."""
+    key = extractor_key(EXTRACTOR_VERSION, config)
+    readable = [f for f in files if f.skip is None]
+    blobs = store.load_cache(job.engine, key, (f.content_hash for f in readable))
+    results = {h: decode_result(b) for h, b in blobs.items()}
+    hits = sum(1 for f in readable if f.content_hash in results)
+
+    todo: dict[str, SourceFile] = {}
+    for f in readable:
+        if f.content_hash not in results:
+            todo.setdefault(f.content_hash, f)
+    progress.phase("parsing", len(todo))
+    fresh = parse_files(list(todo.values()), config, job.workers, progress)
+    store.write_cache(job.engine, key, {h: blob for h, (_, blob) in fresh.items()})
+    results.update({h: r for h, (r, _) in fresh.items()})
+    parsed = sum(1 for r, _ in fresh.values() if r.parsed)
+    return results, hits, parsed
+
+
+def parse_files(
+    files: Sequence[SourceFile], config: ExtractConfig, workers: int, progress: Progress
+) -> dict[str, tuple[FileResult, bytes]]:
+    """Extract every file, on all cores when there is enough to parse; keyed by content hash."""
+    out: dict[str, tuple[FileResult, bytes]] = {}
+    total = sum(len(f.data) for f in files)
+    workers = workers or os.cpu_count() or 1
+    chunks = _chunks(files, max(64_000, min(CHUNK_BYTES, total // (workers * 6) + 1)))
+    if workers == 1 or total < INLINE_BYTES:
+        for chunk in chunks:
+            _keep(out, chunk, extract_chunk([(f.path, f.data) for f in chunk], config), progress)
+        return out
+    # forkserver: workers start from a clean interpreter that imported only the pure core.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["ingest.workers"])
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [
+            (chunk, pool.submit(extract_chunk, [(f.path, f.data) for f in chunk], config))
+            for chunk in chunks
+        ]
+        for chunk, future in futures:
+            _keep(out, chunk, future.result(), progress)
+    return out
+
+
+def _keep(
+    out: dict[str, tuple[FileResult, bytes]],
+    chunk: Sequence[SourceFile],
+    results: list[tuple[FileResult, bytes]],
+    progress: Progress,
+) -> None:
+    for f, item in zip(chunk, results, strict=True):
+        out[f.content_hash] = item
+    progress.advance(len(chunk))
+
+
+def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:
+    """Files grouped into chunks of about `limit` bytes, biggest first to balance the cores."""
+    chunks: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    size = 0
+    for f in sorted(files, key=lambda f: -len(f.data)):
+        current.append(f)
+        size += len(f.data)
+        if size >= limit:
+            chunks.append(current)
+            current, size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _collect(
+    files: Sequence[SourceFile], results: dict[str, FileResult]
+) -> tuple[list[Site], list[FlagDef], Counter[str]]:
+    """Sites and flags at each file's own path (cached results carry the first path seen)."""
+    sites: list[Site] = []
+    flags: list[FlagDef] = []
+    statuses: Counter[str] = Counter()
+    for f in files:
+        if f.skip is not None:
+            statuses[f.skip] += 1
+            continue
+        result = results[f.content_hash]
+        statuses[result.status] += 1
+        sites.extend(s if s.path == f.path else replace(s, path=f.path) for s in result.sites)
+        flags.extend(d if d.path == f.path else replace(d, path=f.path) for d in result.flags)
+    return sites, flags, statuses
+
+
+def flag_catalog(flags: Sequence[FlagDef]) -> dict[str, FlagDef]:
+    """dest -> definition; settings-class fields win over argparse calls, then the first path."""
+    catalog: dict[str, FlagDef] = {}
+    for flag in sorted(flags, key=lambda d: (d.origin != "dataclass", d.path, d.line)):
+        catalog.setdefault(flag.dest, flag)
+    return catalog

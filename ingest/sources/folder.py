@@ -1,0 +1,88 @@
+"""Local folders: every `.py` file under a directory, read in place.
+
+A folder has no commit, so its identity is a digest of its (path, blob SHA) pairs: the same
+content ingested twice is the same snapshot. Symlinks that leave the tree and oversized files are
+skipped before reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from errkb.errors import SourceError
+from ingest.sources.base import SnapshotInfo, SourceFile, blob_sha, date_sort_key
+
+
+class FolderSource:
+    """A directory on this machine, labelled by the user."""
+
+    kind = "dir"
+
+    def __init__(
+        self, root: Path, label: str, *, path_prefix: str = "", max_bytes: int = 2_000_000
+    ):
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise SourceError(f"not a directory: {root}")
+        self.label = label
+        self.path_prefix = path_prefix
+        self.max_bytes = max_bytes
+        self._files: list[SourceFile] | None = None
+        self._newest = 0.0
+
+    def _scan(self) -> list[SourceFile]:
+        if self._files is None:
+            self._files = sorted(self._walk(), key=lambda f: f.path)
+        return self._files
+
+    def _walk(self) -> Iterator[SourceFile]:
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
+            for name in filenames:
+                if not name.endswith(".py"):
+                    continue
+                full = Path(dirpath) / name
+                rel = self.path_prefix + full.relative_to(self.root).as_posix()
+                try:
+                    target = full.resolve(strict=True)
+                    if not target.is_relative_to(self.root) or not target.is_file():
+                        yield SourceFile(rel, "", b"", skip="unsafe")
+                        continue
+                    stat = target.stat()
+                    if stat.st_size > self.max_bytes:
+                        yield SourceFile(rel, "", b"", skip="too_large")
+                        continue
+                    data = target.read_bytes()
+                except OSError:  # a dangling link or a file removed while scanning
+                    yield SourceFile(rel, "", b"", skip="unsafe")
+                    continue
+                self._newest = max(self._newest, stat.st_mtime)
+                yield SourceFile(rel, blob_sha(data), data)
+
+    def snapshot(self) -> SnapshotInfo:
+        """The folder's identity: a digest of its files' paths and contents."""
+        digest = hashlib.sha256()
+        for f in self._scan():
+            digest.update(f"{f.path}\0{f.content_hash}\0{f.skip or ''}\n".encode())
+        date = datetime.fromtimestamp(self._newest, tz=UTC) if self._newest else None
+        return SnapshotInfo(
+            label=self.label,
+            kind=self.kind,
+            ref=str(self.root),
+            commit=digest.hexdigest(),
+            date=date,
+            link_base=None,
+            sort_key=date_sort_key(date),
+        )
+
+    def files(self) -> Iterator[SourceFile]:
+        """The scanned files, in path order."""
+        yield from self._scan()
+
+    def close(self) -> None:
+        """Drop the file contents held since the scan."""
+        self._files = None

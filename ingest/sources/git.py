@@ -1,0 +1,131 @@
+"""Git commits: a URL or local path plus a ref, pinned to the full commit SHA.
+
+Blobs are read from the object store without a checkout, and the blob SHA is the content hash,
+so unchanged files are recognised across commits without reading them twice. As pydriller does,
+the repo is closed and GitPython's object cache cleared, since GitPython otherwise leaks
+`git cat-file` processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import git
+
+from errkb.errors import SourceError
+from ingest.sources.base import SnapshotInfo, SourceFile, date_sort_key
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def is_local(location: str) -> bool:
+    """True when the location is a folder on this machine rather than a URL."""
+    return Path(location).expanduser().exists()
+
+
+def reachable(url: str, timeout: float = 10.0) -> bool:
+    """True when `git ls-remote` answers within the timeout (no network must not fail a run)."""
+    if is_local(url):
+        return True
+    try:
+        proc = subprocess.run(
+            ["git", "ls-remote", "--heads", url],
+            capture_output=True,
+            timeout=timeout,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},  # never wait on a password prompt
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return False
+    return proc.returncode == 0
+
+
+def open_repo(location: str, cache_dir: Path) -> git.Repo:
+    """Open a local repository, or a bare mirror of a URL under `cache_dir/git` (fetched)."""
+    try:
+        if is_local(location):
+            return git.Repo(Path(location).expanduser(), search_parent_directories=False)
+        digest = hashlib.sha256(location.encode()).hexdigest()[:8]
+        name = _SAFE.sub("_", location.rstrip("/").rsplit("/", 1)[-1]) or "repo"
+        mirror = cache_dir / "git" / f"{name}-{digest}"
+        if mirror.exists():
+            repo = git.Repo(mirror)
+            repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+            return repo
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        return git.Repo.clone_from(location, mirror, bare=True)
+    except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise SourceError(f"cannot open git repository {location}: {exc}") from exc
+
+
+class GitSource:
+    """One commit of a repository, named by any ref and pinned to its full SHA."""
+
+    kind = "git"
+
+    def __init__(
+        self,
+        location: str,
+        ref: str,
+        *,
+        cache_dir: Path,
+        web_url: str | None = None,
+        max_bytes: int = 2_000_000,
+        repo: git.Repo | None = None,
+    ) -> None:
+        self.location, self.ref = location, ref
+        self.web_url = web_url
+        self.max_bytes = max_bytes
+        self._owned = repo is None
+        self.repo = repo or open_repo(location, Path(cache_dir))
+        try:
+            self.commit = self.repo.commit(ref)
+        except (git.BadName, ValueError, git.GitCommandError) as exc:
+            self.close()
+            raise SourceError(f"unknown git ref {ref!r} in {location}") from exc
+
+    def snapshot(self) -> SnapshotInfo:
+        """The commit pinned to its full SHA, dated by its commit time."""
+        sha = self.commit.hexsha
+        date = self.commit.committed_datetime
+        link_base = f"{self.web_url.rstrip('/')}/blob/{sha}/" if self.web_url else None
+        return SnapshotInfo(
+            label=f"{self.ref}@{sha[:10]}",
+            kind=self.kind,
+            ref=self.ref,
+            commit=sha,
+            date=date,
+            link_base=link_base,
+            sort_key=date_sort_key(date),
+        )
+
+    def files(self) -> Iterator[SourceFile]:
+        """Every `.py` blob of the commit's tree, read from the object store."""
+        blobs = [
+            item
+            for item in self.commit.tree.traverse()
+            if isinstance(item, git.Blob) and item.path.endswith(".py")
+        ]
+        for blob in sorted(blobs, key=lambda b: b.path):
+            if blob.mode == git.Blob.link_mode:  # a symlink's target may leave the tree
+                yield SourceFile(blob.path, blob.hexsha, b"", skip="unsafe")
+            elif blob.size > self.max_bytes:
+                yield SourceFile(blob.path, blob.hexsha, b"", skip="too_large")
+            else:
+                yield SourceFile(blob.path, blob.hexsha, blob.data_stream.read())
+
+    def close(self) -> None:
+        """Stop GitPython's helper processes and drop its caches."""
+        if self._owned:
+            self.repo.git.clear_cache()
+            self.repo.close()
+
+    def __enter__(self) -> GitSource:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

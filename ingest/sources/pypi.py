@@ -1,0 +1,186 @@
+"""PyPI releases: fetched with pip's own client into a cache folder, read from the archive.
+
+The wheel or sdist is never installed or imported; its `.py` members are read straight from the
+zip or tar file and mapped to repo paths with the repo's configured prefix.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from packaging.utils import canonicalize_name
+
+from errkb.errors import SourceError
+from ingest.sources.base import SnapshotInfo, SourceFile, blob_sha, version_sort_key
+
+ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+
+
+class PypiSource:
+    """One release `name==version`, downloaded once into `cache_dir`."""
+
+    kind = "pypi"
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        cache_dir: Path,
+        path_prefix: str = "",
+        web_url: str | None = None,
+        tag_pattern: str = "v{version}",
+        max_bytes: int = 2_000_000,
+        archive: Path | None = None,
+    ) -> None:
+        self.name, self.version = name, version
+        self.cache_dir = Path(cache_dir)
+        self.path_prefix = path_prefix
+        self.web_url = web_url
+        self.tag_pattern = tag_pattern
+        self.max_bytes = max_bytes
+        self._archive = archive
+
+    @property
+    def archive(self) -> Path:
+        """The wheel or sdist, downloaded on first use."""
+        if self._archive is None:
+            self._archive = cached_archive(self.name, self.version, self.cache_dir) or download(
+                self.name, self.version, self.cache_dir
+            )
+        return self._archive
+
+    def snapshot(self) -> SnapshotInfo:
+        """The release's identity; its date is the newest member time (pip gives no upload time)."""
+        link_base = None
+        if self.web_url:
+            tag = self.tag_pattern.format(version=self.version)
+            link_base = f"{self.web_url.rstrip('/')}/blob/{tag}/"
+        return SnapshotInfo(
+            label=self.version,
+            kind=self.kind,
+            ref=f"{self.name}=={self.version}",
+            commit=self.version,
+            date=newest_member_time(self.archive),
+            link_base=link_base,
+            sort_key=version_sort_key(self.version),
+        )
+
+    def files(self) -> Iterator[SourceFile]:
+        """Every `.py` member, mapped to its repo path."""
+        yield from archive_files(self.archive, self.path_prefix, self.max_bytes)
+
+    def close(self) -> None:
+        """Nothing is held open between calls."""
+
+
+def _dist_prefixes(name: str, version: str) -> list[str]:
+    canon = canonicalize_name(name)
+    names = {canon.replace("-", "_"), canon, name, name.replace("-", "_")}
+    return [f"{n}-{version}" for n in names]
+
+
+def cached_archive(name: str, version: str, cache_dir: Path) -> Path | None:
+    """An archive of this release already in the cache folder, wheels first."""
+    if not cache_dir.is_dir():
+        return None
+    prefixes = [p.lower() for p in _dist_prefixes(name, version)]
+    found = [
+        p
+        for p in sorted(cache_dir.iterdir())
+        if p.name.lower().endswith(ARCHIVE_SUFFIXES)
+        and any(
+            p.name.lower().startswith(pre + sep)
+            for pre in prefixes
+            for sep in ("-", ".tar", ".zip")
+        )
+    ]
+    wheels = [p for p in found if p.suffix == ".whl"]
+    return (wheels or found or [None])[0]
+
+
+def download(name: str, version: str, cache_dir: Path) -> Path:
+    """Fetch `name==version` with `pip download --no-deps`, a wheel if there is one."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    base = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]
+    req = f"{name}=={version}"
+    # A wheel first: preparing an sdist's metadata runs the project's build backend.
+    attempts = [[*base, "--only-binary=:all:", req, "-d", str(cache_dir)]]
+    attempts.append([*base, "--no-binary=:all:", req, "-d", str(cache_dir)])
+    errors = []
+    for cmd in attempts:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        found = cached_archive(name, version, cache_dir)
+        if proc.returncode == 0 and found is not None:
+            return found
+        errors.append((proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"])
+    raise SourceError(f"pip download {req} failed: {errors[-1][0]}")
+
+
+def repo_path(member: str, prefix: str, *, sdist: bool) -> str | None:
+    """The repo path of an archive member, or None when the name is unsafe."""
+    parts = PurePosixPath(member).parts
+    if sdist:
+        parts = parts[1:]  # "sglang-0.5.18/sglang/x.py" -> "sglang/x.py"
+    if not parts or any(p in ("..", "") for p in parts) or member.startswith("/"):
+        return None
+    return prefix + "/".join(parts)
+
+
+def archive_files(archive: Path, prefix: str, max_bytes: int) -> Iterator[SourceFile]:
+    """The `.py` members of a wheel/zip or tar sdist, read without extracting to disk."""
+    if archive.suffix in (".whl", ".zip"):
+        sdist = archive.suffix == ".zip"
+        with zipfile.ZipFile(archive) as zf:
+            for info in sorted(zf.infolist(), key=lambda i: i.filename):
+                if info.is_dir() or not info.filename.endswith(".py"):
+                    continue
+                path = repo_path(info.filename, prefix, sdist=sdist)
+                if path is None:
+                    yield SourceFile(info.filename, "", b"", skip="unsafe")
+                elif info.file_size > max_bytes:
+                    yield SourceFile(path, "", b"", skip="too_large")
+                else:
+                    data = zf.read(info)
+                    yield SourceFile(path, blob_sha(data), data)
+        return
+    with tarfile.open(archive, mode="r:*") as tf:
+        for member in sorted(tf.getmembers(), key=lambda m: m.name):
+            if not member.name.endswith(".py"):
+                continue
+            path = repo_path(member.name, prefix, sdist=True)
+            if path is None or not member.isfile():  # links may point anywhere: never followed
+                yield SourceFile(member.name, "", b"", skip="unsafe")
+            elif member.size > max_bytes:
+                yield SourceFile(path, "", b"", skip="too_large")
+            else:
+                handle = tf.extractfile(member)
+                data = handle.read() if handle else b""
+                yield SourceFile(path, blob_sha(data), data)
+
+
+def newest_member_time(archive: Path) -> datetime | None:
+    """The newest modification time among the archive's members (UTC)."""
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            stamps = [i.date_time for i in zf.infolist()]
+        if not stamps:
+            return None
+        return datetime(*max(stamps), tzinfo=UTC)
+    with tarfile.open(archive, mode="r:*") as tf:
+        times = [m.mtime for m in tf.getmembers()]
+    return datetime.fromtimestamp(max(times), tz=UTC) if times else None
