@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from errkb.models import Error, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
 from ingest.records import FlagDef, Site, error_id
 from ingest.sources.base import SnapshotInfo
+from service.search_index import refresh_search_index
 
 T = TypeVar("T")
 BATCH = 500  # rows per statement and keys per IN (...) list: well under every bind limit
@@ -205,6 +206,9 @@ def write_snapshot(
         for chunk in batches(flag_rows):
             conn.execute(insert(Flag), list(chunk))
         conn.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(errors=len(errors)))
+        # The full-text index is rebuilt in the same transaction, so search never sees a
+        # snapshot half-indexed.
+        refresh_search_index(conn)
         _bump_generation(conn)
         if before_commit is not None:
             before_commit()
