@@ -1,17 +1,273 @@
 """Linking raise sites to flags: which options a message names or a guard reads (pure).
 
-Owned by the knowledge work (issue 3); the pipeline calls `flag_involvements` for every site once
-the snapshot's flag catalog is known, and stores the result in `occurrences.flags`.
+A flag is involved in a site when
+- its flag string (`--enable-unified-memory`) appears in the literal text of the message, or a
+  placeholder of the message reads it (side "message"); or
+- a guard condition reads its dest as an attribute (`get_memory().enable_unified_memory`,
+  `self.server_args.tp_size`), directly or through a local name resolved to such a read
+  (`pd_enabled` -> `get_disagg().disaggregation_mode != "null"`) (side "condition").
+
+The condition side records what the guard needs of the flag (`polarity`): on / off (truthy or
+falsy), eq / ne / in / not_in a value, or other (any other use), with negations applied, and
+whether the guard *requires* it (`required`: every way of reaching the raise needs it, so
+changing that flag alone avoids the guard) or it is one alternative among several.
+
+Rule against false links: dests are plain words and most attribute reads of `.model` or `.port`
+are not the server's options. An attribute read counts only when the object it is read from
+looks like settings - a name or attribute ending in `args`, `settings`, `options`, `opts`,
+`config_args`, or a no-argument `get_*()` call (the runtime's settings namespaces) - or when the
+dest itself is specific: at least two words and 12 characters (`enable_unified_memory`), which
+projects do not reuse for unrelated attributes. Bare local names never count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ingest.records import FlagDef, Site
+from ingest.records import Condition, FlagDef, Site
+
+_SETTINGS_SUFFIXES = ("args", "settings", "options", "opts")
+_SPECIFIC_MIN_LEN = 12
+_BOOLEAN_KINDS = frozenset({"if", "elif", "else", "while", "assert"})
+_MAX_DEPTH = 8  # local-name resolution chains; cycles and deep chains stop here
+_FLIP = {
+    "==": "!=",
+    "!=": "==",
+    "<": ">=",
+    ">=": "<",
+    ">": "<=",
+    "<=": ">",
+    "in": "not in",
+    "not in": "in",
+    "is": "is not",
+    "is not": "is",
+}
+_MIRROR = {
+    "==": "==",
+    "!=": "!=",
+    "<": ">",
+    ">": "<",
+    "<=": ">=",
+    ">=": "<=",
+    "is": "is",
+    "is not": "is not",
+}
+_OPS: dict[type, str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+@dataclass(frozen=True)
+class _Use:
+    """One read of a flag inside a condition and what the condition needs of it."""
+
+    dest: str
+    polarity: str
+    value: str | None
+    required: bool
+    via: str | None  # the local name it was reached through
+
+
+def looks_like_settings(obj: ast.expr) -> bool:
+    """True for `args`, `server_args`, `self.server_args`, `get_memory()`-style objects."""
+    if isinstance(obj, ast.Call):
+        name = ast.unparse(obj.func).split(".")[-1]
+        return name.startswith("get_") and not obj.args and not obj.keywords
+    name = obj.attr if isinstance(obj, ast.Attribute) else getattr(obj, "id", "")
+    return name.lower().endswith(_SETTINGS_SUFFIXES)
+
+
+def is_specific(dest: str) -> bool:
+    """A dest distinctive enough to be linked from any attribute read."""
+    return dest.count("_") >= 1 and len(dest) >= _SPECIFIC_MIN_LEN
+
+
+def settings_dest(node: ast.AST, catalog: Mapping[str, FlagDef]) -> str | None:
+    """The dest a node reads, if it is a settings-like read of a catalog flag."""
+    if isinstance(node, ast.Attribute) and node.attr in catalog:
+        if looks_like_settings(node.value) or is_specific(node.attr):
+            return node.attr
+    if (  # getattr(server_args, "tp_size", 1)
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in catalog
+    ):
+        dest = str(node.args[1].value)
+        if looks_like_settings(node.args[0]) or is_specific(dest):
+            return dest
+    return None
+
+
+class _Analyzer:
+    """Walks one condition's boolean structure, tracking the truth value the raise needs."""
+
+    def __init__(self, catalog: Mapping[str, FlagDef], resolved: Mapping[str, str]) -> None:
+        self.catalog = catalog
+        self.resolved = resolved
+
+    def uses(
+        self, node: ast.AST, need: bool, required: bool, via: str | None, depth: int = 0
+    ) -> Iterator[_Use]:
+        if depth > _MAX_DEPTH:
+            return
+        if (dest := settings_dest(node, self.catalog)) is not None:
+            yield _Use(dest, "on" if need else "off", None, required, via)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            yield from self.uses(node.operand, not need, required, via, depth)
+        elif isinstance(node, ast.BoolOp):
+            # `a and b` needed true (or `a or b` needed false) needs every operand; otherwise
+            # each operand is only one way among several.
+            every = isinstance(node.op, ast.And) == need
+            for value in node.values:
+                yield from self.uses(value, need, required and every, via, depth)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+            yield from self._compare(node, need, required, via, depth)
+        elif isinstance(node, ast.Name) and node.id in self.resolved:
+            sub = _parse(self.resolved[node.id])
+            if sub is not None:
+                yield from self.uses(sub, need, required, via or node.id, depth + 1)
+        else:
+            yield from self._other(node, required, via, depth)
+
+    def _compare(
+        self, node: ast.Compare, need: bool, required: bool, via: str | None, depth: int
+    ) -> Iterator[_Use]:
+        op = _OPS.get(type(node.ops[0]))
+        left, right = node.left, node.comparators[0]
+        dest = settings_dest(left, self.catalog)
+        if dest is None and op in _MIRROR and settings_dest(right, self.catalog) is not None:
+            left, right, op = right, left, _MIRROR[op]  # `"null" != args.mode`
+            dest = settings_dest(left, self.catalog)
+        if op is None or dest is None or settings_dest(right, self.catalog) is not None:
+            yield from self._other(node, required, via, depth)
+            return
+        op = op if need else _FLIP[op]
+        value = ast.unparse(right)
+        polarity = {
+            "==": "eq",
+            "is": "eq",
+            "!=": "ne",
+            "is not": "ne",
+            "in": "in",
+            "not in": "not_in",
+        }.get(op)
+        if polarity is None:
+            polarity, value = "other", f"{op} {value}"
+        yield _Use(dest, polarity, value, required, via)
+        yield from self._other(right, required, via, depth)
+
+    def _other(self, node: ast.AST, required: bool, via: str | None, depth: int) -> Iterator[_Use]:
+        """Any read of a flag in a non-boolean position: its use is `other`."""
+        for child in ast.walk(node):
+            if (dest := settings_dest(child, self.catalog)) is not None:
+                yield _Use(dest, "other", None, required, via)
+            elif isinstance(child, ast.Name) and child.id in self.resolved:
+                sub = _parse(self.resolved[child.id])
+                if sub is not None and depth < _MAX_DEPTH:
+                    yield from self._other(sub, required, via or child.id, depth + 1)
+
+
+def _parse(expr: str) -> ast.expr | None:
+    try:
+        return ast.parse(expr, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def message_flags(literal: str) -> list[str]:
+    """`--flag-name` tokens in a message's literal text, in order, without duplicates."""
+    found: list[str] = []
+    i = literal.find("--")
+    while i != -1:
+        j = i + 2
+        while j < len(literal) and (literal[j].isalnum() or literal[j] in "-_"):
+            j += 1
+        token = literal[i:j].rstrip("-_")
+        before = literal[i - 1] if i else " "
+        if len(token) > 2 and token[2].isalpha() and not (before.isalnum() or before == "-"):
+            if token not in found:
+                found.append(token)
+        i = literal.find("--", j)
+    return found
+
+
+def _condition_uses(cond: Condition, catalog: Mapping[str, FlagDef]) -> list[_Use]:
+    node = _parse(cond.expr)
+    if node is None:
+        return []
+    analyzer = _Analyzer(catalog, dict(cond.resolved))
+    if cond.kind in _BOOLEAN_KINDS:
+        return list(analyzer.uses(node, cond.holds, True, None))
+    return list(analyzer._other(node, True, None, 0))
 
 
 def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[str, Any]]:
     """Flags involved in a site; `catalog` maps dest name -> FlagDef for the snapshot."""
-    return []  # in progress: implemented by the knowledge work
+    by_flag = {name: dest for dest, f in catalog.items() for name in f.flags}
+    out: dict[str, dict[str, Any]] = {}
+
+    def entry(dest: str) -> dict[str, Any]:
+        if dest not in out:
+            f = catalog[dest]
+            out[dest] = {
+                "flag": f.flags[0],
+                "dest": dest,
+                "sides": [],
+                "polarity": None,
+                "value": None,
+                "condition": None,
+                "required": False,
+                "cli": f.cli,
+            }
+        return out[dest]
+
+    for name in message_flags(site.template.literal_text):
+        if name in by_flag:
+            e = entry(by_flag[name])
+            e["flag"] = name  # the spelling the message uses
+            e["sides"].append("message")
+    for seg in site.template.segments:
+        node = _parse(seg.text) if seg.kind == "placeholder" else None
+        for child in ast.walk(node) if node is not None else ():
+            if (dest := settings_dest(child, catalog)) is not None:
+                e = entry(dest)
+                if "message" not in e["sides"]:
+                    e["sides"].append("message")
+    for cond in site.conditions:
+        for use in _condition_uses(cond, catalog):
+            e = entry(use.dest)
+            if "condition" not in e["sides"]:
+                e["sides"].append("condition")
+            # Keep the most telling use: a required boolean/value use beats "other".
+            if e["polarity"] is None or _strength(use) > _strength_of(e):
+                e.update(
+                    polarity=use.polarity,
+                    value=use.value,
+                    required=use.required,
+                    condition=cond.text,
+                    via=use.via,
+                )
+    return sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
+
+
+def _strength(use: _Use) -> int:
+    return (2 if use.required else 0) + (1 if use.polarity != "other" else 0)
+
+
+def _strength_of(e: dict[str, Any]) -> int:
+    return (2 if e["required"] else 0) + (1 if e["polarity"] not in (None, "other") else 0)
