@@ -6,8 +6,10 @@ from fastapi import APIRouter
 from sqlalchemy import text
 
 from service.deps import SessionDep
+from service.snapshots import router as snapshots_router
 
 router = APIRouter()
+router.include_router(snapshots_router)
 
 
 @router.get("/healthz")

@@ -84,3 +84,26 @@ def engine(db_url: str) -> Iterator[Engine]:
     eng = make_engine(db_url)
     yield eng
     eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def sglang_kb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """SQLite with sglang's pinned releases ingested by the real pipeline (a private copy)."""
+    from kbcache import copy_kb
+
+    return copy_kb(tmp_path_factory.mktemp("kb") / "sglang.sqlite3")
+
+
+@pytest.fixture(scope="session")
+def sglang_kb_pg_url(sglang_kb_url: str) -> Iterator[str]:
+    """The same knowledge base on PostgreSQL, ingested per run (its file cache seeded first)."""
+    from kbcache import copy_file_cache, ingest_pinned_releases
+
+    url = fresh_pg_url()
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    copy_file_cache(sglang_kb_url, url)
+    ingest_pinned_releases(url)
+    yield url
+    drop_pg(url)

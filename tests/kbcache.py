@@ -1,0 +1,100 @@
+"""The sglang knowledge base that several test modules share, built once by the real pipeline.
+
+Building it parses four real releases, so it is cached in a file keyed by a hash of the code that
+produces it (ingest/, errkb/, migrations/, pins.toml) and built under a file lock; each test
+session works on its own copy.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from sqlalchemy import text
+
+from errkb.db import make_engine, upgrade
+from ingest import plan
+from ingest.pins import load_pins
+from ingest.pipeline import Job, ingest_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path.home() / ".cache" / "errkb-tests"
+MAX_BYTES = 2_000_000
+
+
+def code_digest() -> str:
+    """A hash of everything that decides the knowledge base's contents."""
+    h = hashlib.sha256()
+    files = [ROOT / "pins.toml"]
+    for folder in ("ingest", "errkb", "migrations"):
+        files += sorted((ROOT / folder).rglob("*.py"))
+    for path in files:
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def ingest_pinned_releases(url: str, cache_dir: Path = CACHE) -> None:
+    """Ingest every pinned release of pins.toml (never git: tests must not depend on the network)."""
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        pins = load_pins(ROOT / "pins.toml")
+        job = Job(engine=engine)
+        for repo in pins.repos:
+            for version in repo.releases if repo.pypi_name else ():
+                spec = f"{repo.pypi_name}=={version}"
+                repo_pin, make = plan.pypi_planned(spec, pins, repo.name, cache_dir, MAX_BYTES)
+                source = make()
+                try:
+                    ingest_snapshot(source, repo_pin, repo_pin.extract_config(MAX_BYTES), job)
+                finally:
+                    source.close()
+        if engine.dialect.name == "sqlite":
+            with engine.connect() as conn:
+                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    finally:
+        engine.dispose()
+
+
+def sglang_kb_file() -> Path:
+    """The cached SQLite knowledge base for the current code, built if missing."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    target = CACHE / f"kb-{code_digest()}.sqlite3"
+    with open(CACHE / "kb.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others wait and reuse
+        if not target.exists():
+            partial = target.with_suffix(f".building-{os.getpid()}")
+            for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+                stale.unlink(missing_ok=True)
+            ingest_pinned_releases(f"sqlite:///{partial}")
+            os.replace(partial, target)
+    return target
+
+
+def copy_kb(dest: Path) -> str:
+    """A private copy of the cached knowledge base; returns its SQLAlchemy URL."""
+    shutil.copyfile(sglang_kb_file(), dest)
+    return f"sqlite:///{dest}"
+
+
+def copy_file_cache(src_url: str, dest_url: str) -> None:
+    """Seed a database's file cache from another (content-addressed rows: safe to share)."""
+    src, dest = make_engine(src_url), make_engine(dest_url)
+    try:
+        with src.connect() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(text("SELECT * FROM file_cache"))]
+        with dest.begin() as conn:
+            for start in range(0, len(rows), 500):
+                conn.execute(
+                    text(
+                        "INSERT INTO file_cache (content_hash, extractor, result) "
+                        "VALUES (:content_hash, :extractor, :result)"
+                    ),
+                    rows[start : start + 500],
+                )
+    finally:
+        src.dispose()
+        dest.dispose()
