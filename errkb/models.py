@@ -105,6 +105,20 @@ class Occurrence(Base):
     snapshot: Mapped[Snapshot] = relationship()
 
 
+class ErrorFlag(Base):
+    """Which errors involve which flag dest in a snapshot: the index behind related errors."""
+
+    __tablename__ = "error_flags"
+    error_id: Mapped[str] = mapped_column(
+        ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True
+    )
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    dest: Mapped[str] = mapped_column(String(200), primary_key=True)
+    flag: Mapped[str] = mapped_column(String(200))
+
+
 class Flag(Base):
     """A command-line option as defined in one snapshot."""
 
@@ -157,3 +171,4 @@ class AiExplanation(Base):
 
 Index("ix_occurrences_error_snapshot", Occurrence.error_id, Occurrence.snapshot_id)
 Index("ix_occurrences_snapshot_qualname", Occurrence.snapshot_id, Occurrence.path, Occurrence.qualname)
+Index("ix_error_flags_snapshot_dest", ErrorFlag.snapshot_id, ErrorFlag.dest)

@@ -239,8 +239,10 @@ def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[s
     for name in message_flags(site.template.literal_text):
         if name in by_flag:
             e = entry(by_flag[name])
-            e["flag"] = name  # the spelling the message uses
-            e["sides"].append("message")
+            if name != e["flag"]:
+                e["mentioned_as"] = name  # the message spells it with an alias
+            if "message" not in e["sides"]:
+                e["sides"].append("message")
     for seg in site.template.segments:
         node = _parse(seg.text) if seg.kind == "placeholder" else None
         for child in ast.walk(node) if node is not None else ():
@@ -263,6 +265,16 @@ def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[s
                     via=use.via,
                 )
     return sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
+
+
+def error_flag_rows(
+    error_id: str, snapshot_id: int, involvements: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Rows of the `error_flags` index (error, snapshot, dest) for one occurrence's links."""
+    return [
+        {"error_id": error_id, "snapshot_id": snapshot_id, "dest": e["dest"], "flag": e["flag"]}
+        for e in involvements
+    ]
 
 
 def _strength(use: _Use) -> int:

@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
 from ingest.filecache import decode_result, extractor_key
+from ingest.flags import flag_catalog as flags_catalog
 from ingest.links import flag_involvements
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
@@ -238,8 +239,5 @@ def _collect(
 
 
 def flag_catalog(flags: Sequence[FlagDef]) -> dict[str, FlagDef]:
-    """dest -> definition; settings-class fields win over argparse calls, then the first path."""
-    catalog: dict[str, FlagDef] = {}
-    for flag in sorted(flags, key=lambda d: (d.origin != "dataclass", d.path, d.line)):
-        catalog.setdefault(flag.dest, flag)
-    return catalog
+    """dest -> definition (see `ingest.flags.flag_catalog`: settings fields first, merged)."""
+    return flags_catalog(flags)

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from errkb.models import Error, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
+from errkb.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
+from ingest.links import error_flag_rows
 from ingest.records import FlagDef, Site, error_id
 from ingest.sources.base import SnapshotInfo
 from service.search_index import refresh_search_index
@@ -202,6 +203,13 @@ def write_snapshot(
         ]
         for chunk in batches(occ_rows):
             conn.execute(insert(Occurrence), list(chunk))
+        links = {
+            (r["error_id"], r["dest"]): r
+            for o in occ_rows
+            for r in error_flag_rows(o["error_id"], snapshot_id, o["flags"])
+        }
+        for chunk in batches(list(links.values())):
+            conn.execute(insert(ErrorFlag), list(chunk))
         flag_rows = [_flag_row(snapshot_id, f) for f in flags]
         for chunk in batches(flag_rows):
             conn.execute(insert(Flag), list(chunk))

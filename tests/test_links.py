@@ -174,7 +174,8 @@ def test_generic_dests_need_a_settings_like_object() -> None:
 def test_message_mentions_and_placeholders() -> None:
     s = site((), "Use --tensor-parallel-size or --unknown-flag; got ", "server_args.port")
     links = by_dest(s)
-    assert links["tp_size"]["flag"] == "--tensor-parallel-size"
+    assert links["tp_size"]["flag"] == "--tp-size"
+    assert links["tp_size"]["mentioned_as"] == "--tensor-parallel-size"
     assert links["tp_size"]["sides"] == ["message"] and links["tp_size"]["polarity"] is None
     assert links["port"]["sides"] == ["message"]
     assert set(links) == {"tp_size", "port"}
