@@ -41,4 +41,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from service.api import router as api_router
 
     app.include_router(api_router)
+    from service.api_search import router as search_router
+    from service.pages import install_pages
+
+    app.include_router(search_router)
+    install_pages(app)
     return app

@@ -68,6 +68,7 @@ def environment() -> Environment:
 def render(template: str, *, links: Any, page: PageMeta, **context: Any) -> str:
     """Render one page template with the shared context."""
     context.setdefault("header_q", "")
+    context.setdefault("search_index_url", "")
     return environment().get_template(template).render(links=links, page=page, **context)
 
 
