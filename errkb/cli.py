@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from errkb.db import engine_from_settings, upgrade
+from errkb.export_command import export_site
 from errkb.ingest_command import ingest
 from errkb.settings import Settings
 from errkb.show_command import show
@@ -14,6 +15,7 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
+app.command("export-site")(export_site)
 
 
 @db_app.command("upgrade")

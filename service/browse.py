@@ -110,7 +110,9 @@ def flag_definitions(session: Session, names: list[str] | None = None) -> dict[s
     out: dict[str, list[tuple[str, Flag]]] = defaultdict(list)
     for flag, _label, sort_key in session.execute(stmt):
         out[flag.name].append((sort_key, flag))
-    return {n: [f for _, f in sorted(v, key=lambda kv: kv[0], reverse=True)] for n, v in out.items()}
+    return {
+        n: [f for _, f in sorted(v, key=lambda kv: kv[0], reverse=True)] for n, v in out.items()
+    }
 
 
 def flag_summaries(session: Session, snapshot: str | None = None) -> list[FlagSummary]:

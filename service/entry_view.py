@@ -63,7 +63,9 @@ class MessagePart:
 
 def anchor_for(label: str) -> str:
     """A safe HTML id for a snapshot label."""
-    return "snap-" + "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in label)
+    return "snap-" + "".join(
+        c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in label
+    )
 
 
 def message_parts(entry: Entry) -> list[MessagePart]:
@@ -105,7 +107,9 @@ def provenance_text(provenance: list[Provenance]) -> str:
     derived = [PROVENANCE_WORDS[p] for p in provenance if p != "ai"]
     out = []
     if derived:
-        joined = derived[0] if len(derived) == 1 else ", ".join(derived[:-1]) + " and " + derived[-1]
+        joined = (
+            derived[0] if len(derived) == 1 else ", ".join(derived[:-1]) + " and " + derived[-1]
+        )
         out.append("derived from " + joined)
     if "ai" in provenance:
         out.append("AI-assisted")

@@ -146,7 +146,7 @@ def search_errors(
     rows = session.execute(page.order_by(inner.c.tier, inner.c.sort_key).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
-    items = _hits(session, [(r.error_id, r.tier == 0 and bool(phrases)) for r in rows])
+    items = hits_for(session, [(r.error_id, r.tier == 0 and bool(phrases)) for r in rows])
     return SearchResults(
         q=q,
         snapshot=snapshot or None,
@@ -159,8 +159,8 @@ def search_errors(
     )
 
 
-def _hits(session: Session, ids: list[tuple[str, bool]]) -> list[SearchHit]:
-    """Hydrate result ids with their message and where they occur."""
+def hits_for(session: Session, ids: list[tuple[str, bool]]) -> list[SearchHit]:
+    """Hydrate (error id, matched in message) pairs with their message and where they occur."""
     if not ids:
         return []
     keys = [i for i, _ in ids]
