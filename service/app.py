@@ -45,5 +45,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from service.pages import install_pages
 
     app.include_router(search_router)
+    from service.api_errors import router as errors_router
+
+    app.include_router(errors_router)
     install_pages(app)
     return app
