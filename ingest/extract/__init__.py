@@ -1,0 +1,59 @@
+"""Pure extraction: one file's bytes -> its raise sites and flag definitions (`FileResult`).
+
+No database, git or network here, and the scanned code is never imported or run: the file is
+only parsed with `ast`. Any file, however broken or hostile, yields a `FileResult` whose status
+says what happened; `extract_file` does not raise for bad input.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ingest import flags
+from ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
+from ingest.extract.sites import SiteFinder
+from ingest.extract.source import SourceLines
+from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+
+# Part of the file-cache key: bump whenever the records produced for the same input change.
+EXTRACTOR_VERSION = "1"
+
+__all__ = ["EXTRACTOR_VERSION", "extract_file"]
+
+
+def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
+    """Everything one file contributes: its raise sites and flags, or why it was skipped."""
+    early = rejected(data, config)
+    if early is not None:
+        return early
+    text = decoded(data)
+    if isinstance(text, FileResult):
+        return text
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:  # includes IndentationError and "too many nested parentheses"
+        return FileResult(status="syntax_error", detail=f"line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError) as exc:
+        return FileResult(status="too_deep", detail=f"parse: {type(exc).__name__}", parsed=True)
+    except ValueError as exc:  # e.g. source the compiler rejects outright
+        return FileResult(status="syntax_error", detail=str(exc))
+    sites: tuple[Site, ...] = ()
+    if may_raise(data, config.exceptions):
+        try:
+            sites = tuple(SiteFinder(SourceLines(text), path, config.exceptions).run(tree))
+        except (RecursionError, MemoryError) as exc:
+            return FileResult(status="too_deep", detail=f"walk: {type(exc).__name__}", parsed=True)
+    found_flags, detail = _flags(data, tree, text, path, config)
+    return FileResult(status="ok", sites=sites, flags=found_flags, detail=detail, parsed=True)
+
+
+def _flags(
+    data: bytes, tree: ast.Module, text: str, path: str, config: ExtractConfig
+) -> tuple[tuple[FlagDef, ...], str]:
+    """The file's flag definitions; a failure there is recorded, never allowed to lose sites."""
+    if not may_define_flags(data, config.flag_classes):
+        return (), ""
+    try:
+        return tuple(flags.flags_from_tree(tree, text, path, config.flag_classes)), ""
+    except Exception as exc:  # noqa: BLE001 - a bug in flag extraction must not drop the sites
+        return (), f"flags failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,49 @@
+"""Turning untrusted file bytes into parseable text, or into a status saying why not.
+
+Scanned files are hostile input: they may be huge, binary, not UTF-8, or crafted to exhaust the
+parser. Everything here is a cheap check on bytes done before `ast.parse` ever sees the file, so a
+bad file costs a status string, never a crash or a long stall.
+"""
+
+from __future__ import annotations
+
+from ingest.records import ExtractConfig, FileResult
+
+FLAG_MARKER = b"add_argument"
+NUL = b"\x00"
+
+
+def may_raise(data: bytes, exceptions: tuple[str, ...]) -> bool:
+    """True when the bytes contain one of the exception names (a raise site is possible)."""
+    return any(name.encode() in data for name in exceptions)
+
+
+def may_define_flags(data: bytes, flag_classes: tuple[str, ...]) -> bool:
+    """True when the bytes may define command-line flags (argparse call or a flag class)."""
+    return FLAG_MARKER in data or any(name.encode() in data for name in flag_classes)
+
+
+def rejected(data: bytes, config: ExtractConfig) -> FileResult | None:
+    """The status of a file that must not be parsed, or None when it may be."""
+    if len(data) > config.max_bytes:
+        return FileResult(status="too_large", detail=f"{len(data)} bytes > {config.max_bytes}")
+    if not may_raise(data, config.exceptions) and not may_define_flags(data, config.flag_classes):
+        return FileResult(status="prefiltered")
+    if NUL in data:
+        return FileResult(status="null_bytes", detail=f"NUL at byte {data.index(NUL)}")
+    return None
+
+
+def decoded(data: bytes) -> str | FileResult:
+    """The file as text with newlines normalized, or a `not_utf8` result."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FileResult(status="not_utf8", detail=f"{exc.reason} at byte {exc.start}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # The tokenizer treats \r\n and a lone \r as line ends; normalizing keeps our line list and
+    # the AST's line numbers in step.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text

@@ -1,0 +1,159 @@
+"""One pass over a module's statements that finds every raise of a configured exception.
+
+Raises are statements, so the walk visits statement lists only (never expressions), and only the
+statements whose line span mentions an exception name (a `raise X(...)` always spells X inside
+its own span), so most of a large file is never visited. It keeps a
+path of `Frame`s from the enclosing scope's body down to the current block. When a raise of a
+configured exception is found, that path gives its guard chain, the positions for name lookups,
+and its qualified name; nothing else needs a second walk of the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from bisect import bisect_left
+
+from ingest.extract.conditions import Entry, Frame, guard_chain, position
+from ingest.extract.scope import Scope
+from ingest.extract.snippet import snippet_for
+from ingest.extract.source import SourceLines
+from ingest.extract.templates import TemplateBuilder
+from ingest.records import Site
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def raised_name(exc: ast.expr | None) -> str | None:
+    """The class name a `raise` statement names: `X`, `X(...)`, `mod.X(...)` -> "X"."""
+    target = exc.func if isinstance(exc, ast.Call) else exc
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return None
+
+
+def _branches(stmt: ast.stmt) -> list[tuple[list[ast.stmt], Entry]]:
+    """The blocks nested in a compound statement, each with how it is entered."""
+    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [(stmt.body, Entry(stmt, "body")), (stmt.orelse, Entry(stmt, "orelse"))]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [(stmt.body, Entry(stmt, "body"))]
+    if isinstance(stmt, ast.Match):
+        return [(case.body, Entry(stmt, "case", case)) for case in stmt.cases]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        t: ast.Try = stmt  # type: ignore[assignment]
+        return [
+            (t.body, Entry(stmt, "body")),
+            *((h.body, Entry(stmt, "handler", h)) for h in t.handlers),
+            (t.orelse, Entry(stmt, "orelse")),
+            (t.finalbody, Entry(stmt, "finalbody")),
+        ]
+    return []
+
+
+def lines_mentioning(text: str, names: tuple[str, ...]) -> list[int]:
+    """Sorted line numbers (1-based) of the lines where any of `names` occurs."""
+    found: set[int] = set()
+    for name in names:
+        line, last, pos = 1, 0, text.find(name)
+        while pos >= 0:
+            line += text.count("\n", last, pos)
+            last = pos
+            found.add(line)
+            pos = text.find(name, pos + len(name))
+    return sorted(found)
+
+
+class SiteFinder:
+    """Collects the `Site`s of one module."""
+
+    def __init__(self, lines: SourceLines, path: str, exceptions: tuple[str, ...]) -> None:
+        self.lines = lines
+        self.path = path
+        self.exceptions = frozenset(exceptions)
+        self.sites: list[Site] = []
+        self.hits = lines_mentioning(lines.text, exceptions)
+
+    def _may_hold_site(self, stmt: ast.stmt) -> bool:
+        """True when the statement's lines mention an exception name (else skip its subtree)."""
+        i = bisect_left(self.hits, stmt.lineno)
+        return i < len(self.hits) and self.hits[i] <= (stmt.end_lineno or stmt.lineno)
+
+    def run(self, tree: ast.Module) -> list[Site]:
+        """Every matching raise site of the module, in source order."""
+        module = Scope(tree, tree.body)
+        self._block(tree.body, (), None, module, TemplateBuilder(module), ())
+        return self.sites
+
+    def _block(
+        self,
+        block: list[ast.stmt],
+        outer: tuple[Frame, ...],
+        entry: Entry | None,
+        scope: Scope,
+        builder: TemplateBuilder,
+        names: tuple[str, ...],
+    ) -> None:
+        for index, stmt in enumerate(block):
+            if not self._may_hold_site(stmt):
+                continue
+            if isinstance(stmt, ast.Raise):
+                name = raised_name(stmt.exc)
+                if name in self.exceptions and stmt.exc is not None:
+                    frames = (*outer, Frame(block, index, entry))
+                    self._site(stmt, stmt.exc, name, frames, scope, builder, names)
+                continue
+            if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+                self._scope(stmt, (*outer, Frame(block, index, entry)), scope, names)
+                continue
+            branches = _branches(stmt)
+            if branches:
+                frames = (*outer, Frame(block, index, entry))
+                for child, child_entry in branches:
+                    self._block(child, frames, child_entry, scope, builder, names)
+
+    def _scope(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+        frames: tuple[Frame, ...],
+        parent: Scope,
+        names: tuple[str, ...],
+    ) -> None:
+        owner = parent if isinstance(parent.node, ast.ClassDef) else None
+        if owner is None and isinstance(node, _FUNCTIONS):
+            owner = parent.owner_class if _is_nested_in_method(parent) else None
+        scope = Scope(node, node.body, parent, position(frames), owner)
+        self._block(node.body, (), None, scope, TemplateBuilder(scope), (*names, node.name))
+
+    def _site(
+        self,
+        stmt: ast.Raise,
+        exc: ast.expr,
+        name: str,
+        frames: tuple[Frame, ...],
+        scope: Scope,
+        builder: TemplateBuilder,
+        names: tuple[str, ...],
+    ) -> None:
+        conditions, outermost = guard_chain(frames, scope)
+        start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
+        args = exc.args if isinstance(exc, ast.Call) else []
+        self.sites.append(
+            Site(
+                exception=name,
+                template=builder.template(exc, position(frames)),
+                path=self.path,
+                line=start,
+                end_line=end,
+                qualname=".".join(names) or "<module>",
+                conditions=conditions,
+                snippet=snippet_for(self.lines, start, end, outermost),
+                raise_source=self.lines.segment(args[0], args[-1]) if args else "",
+            )
+        )
+
+
+def _is_nested_in_method(scope: Scope) -> bool:
+    """True for a function scope inside a method (closures see the method's `self`)."""
+    return scope.is_function and scope.owner_class is not None

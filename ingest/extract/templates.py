@@ -1,0 +1,306 @@
+"""Message templates: the exception's argument expression turned into literal text and placeholders.
+
+A template is what a reader (and the log matcher) can rely on: the literal text the message is
+sure to contain, with each part only known at run time kept as a placeholder holding its source
+expression. We follow the ways messages are written in practice: literals and implicit
+concatenation, `+`, f-strings, `str.format`, `%`, a local name bound earlier (also across
+branches and `+=`), module constants and class constants read through `self`/`cls`.
+
+Choices (documented here because they shape identities):
+- A name bound differently on different paths reaching the raise becomes the text all the
+  versions share at the start and at the end, with one placeholder named after the variable in
+  between (`"bad " + x` / `"bad " + y + "!"` -> `bad {msg}`). Paths where the name is unbound are
+  ignored: such a raise would fail with `UnboundLocalError` instead.
+- `ValueError("text", x)` keeps the first argument's template and appends `, {x}` for each further
+  argument: Python prints such an exception as a tuple, which contains the first argument's text.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ingest.extract.formats import Field, Piece, format_pieces, percent_pieces
+from ingest.extract.scope import Assigned, Augmented, Branches, Definition, Position, Scope
+from ingest.records import Segment, Template
+
+MAX_DEPTH = 30  # nested resolutions (names bound to names...) before giving up on an expression
+MAX_REPEAT = 200  # longest text kept from `"-" * n`
+
+Segs = list[Segment]
+
+
+def _text(value: str) -> Segment:
+    return Segment("text", value)
+
+
+def _placeholder(expr: str, conversion: str | None = None, spec: str | None = None) -> Segment:
+    return Segment("placeholder", expr, conversion, spec)
+
+
+def compact(segments: Segs) -> tuple[Segment, ...]:
+    """Adjacent text segments joined and empty ones dropped."""
+    out: Segs = []
+    for seg in segments:
+        if seg.kind == "text":
+            if not seg.text:
+                continue
+            if out and out[-1].kind == "text":
+                out[-1] = _text(out[-1].text + seg.text)
+                continue
+        out.append(seg)
+    return tuple(out)
+
+
+def merged(options: list[Segs], name: str) -> Segs:
+    """One template for several: their common start and end around a placeholder `{name}`."""
+    first = compact(options[0])
+    if all(compact(o) == first for o in options[1:]):
+        return list(first)
+    units = [[u for s in o for u in (s.text if s.kind == "text" else (s,))] for o in options]
+    shortest = min(len(u) for u in units)
+    prefix = 0
+    while prefix < shortest and all(u[prefix] == units[0][prefix] for u in units):
+        prefix += 1
+    suffix = 0
+    last = units[0]
+    while suffix < shortest - prefix and all(u[-1 - suffix] == last[-1 - suffix] for u in units):
+        suffix += 1
+    head, tail = units[0][:prefix], units[0][len(units[0]) - suffix :]
+    out: Segs = [u if isinstance(u, Segment) else _text(u) for u in head]
+    out.append(_placeholder(name))
+    out.extend(u if isinstance(u, Segment) else _text(u) for u in tail)
+    return out
+
+
+class TemplateBuilder:
+    """Builds the templates of the raises in one scope (memoizing shared definitions)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self._defs: dict[int, Segs] = {}
+        self.name_form = "name"
+
+    def template(self, exc: ast.expr, pos: Position) -> Template:
+        """The template of the message given to the exception `exc` raised at `pos`."""
+        args = exc.args if isinstance(exc, ast.Call) else []
+        if not args:
+            return Template(segments=(), form="none")
+        first = args[0]
+        if isinstance(first, ast.Starred):
+            return Template((_placeholder(ast.unparse(first)),), "other")
+        self.name_form = "name"
+        segments = self.segments(first, self.scope, pos, 0)
+        for extra in args[1:]:
+            segments += [_text(", "), _placeholder(ast.unparse(extra))]
+        return Template(compact(segments), self._form(first))
+
+    def _form(self, expr: ast.expr) -> str:
+        if isinstance(expr, ast.Constant):
+            return "literal"
+        if isinstance(expr, ast.JoinedStr):
+            has_field = any(isinstance(v, ast.FormattedValue) for v in expr.values)
+            return "fstring" if has_field else "literal"
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mult)):
+            return "concat"
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+            return "percent"
+        if isinstance(expr, ast.Call) and _is_format_call(expr):
+            return "format"
+        if isinstance(expr, ast.Name):
+            return self.name_form
+        if isinstance(expr, ast.Attribute) and self.name_form == "constant":
+            return "constant"
+        return "other"
+
+    def segments(self, expr: ast.expr, scope: Scope, pos: Position, depth: int) -> Segs:
+        """Segments of one expression evaluated at `pos` in `scope`."""
+        if depth > MAX_DEPTH:
+            return [_placeholder(ast.unparse(expr))]
+        if isinstance(expr, ast.Constant):
+            value = expr.value
+            return [_text(value if isinstance(value, str) else str(value))]
+        if isinstance(expr, ast.JoinedStr):
+            return self._fstring(expr)
+        if isinstance(expr, ast.BinOp):
+            found = self._binop(expr, scope, pos, depth)
+            if found is not None:
+                return found
+        elif isinstance(expr, ast.Call) and _is_format_call(expr):
+            found = self._format_call(expr, scope, pos, depth)
+            if found is not None:
+                return found
+        elif isinstance(expr, ast.Name):
+            return self._name(expr.id, scope, pos, depth)
+        elif isinstance(expr, ast.Attribute):
+            found = self._class_constant(expr, scope, depth)
+            if found is not None:
+                return found
+        elif isinstance(expr, ast.IfExp):
+            options = [self.segments(e, scope, pos, depth + 1) for e in (expr.body, expr.orelse)]
+            return merged(options, ast.unparse(expr))
+        return [_placeholder(ast.unparse(expr))]
+
+    def _fstring(self, expr: ast.JoinedStr) -> Segs:
+        out: Segs = []
+        for value in expr.values:
+            if isinstance(value, ast.Constant):
+                out.append(_text(str(value.value)))
+            elif isinstance(value, ast.FormattedValue):
+                conv = chr(value.conversion) if value.conversion > 0 else None
+                spec = _spec_text(value.format_spec) if value.format_spec else None
+                out.append(_placeholder(ast.unparse(value.value), conv, spec))
+        return out
+
+    def _binop(self, expr: ast.BinOp, scope: Scope, pos: Position, depth: int) -> Segs | None:
+        if isinstance(expr.op, ast.Add):
+            left = self.segments(expr.left, scope, pos, depth + 1)
+            return left + self.segments(expr.right, scope, pos, depth + 1)
+        if isinstance(expr.op, ast.Mult):
+            text, count = expr.left, expr.right
+            if isinstance(text, ast.Constant) and isinstance(count, ast.Constant):
+                if isinstance(text.value, str) and type(count.value) is int:
+                    return [_text((text.value * min(count.value, MAX_REPEAT))[:MAX_REPEAT])]
+            return None
+        if isinstance(expr.op, ast.Mod):
+            fmt = self._literal(expr.left, scope, pos, depth + 1)
+            pieces = percent_pieces(fmt) if fmt is not None else None
+            if pieces is None:
+                return None
+            return _fill(pieces, _percent_args(expr.right))
+        return None
+
+    def _format_call(self, call: ast.Call, scope: Scope, pos: Position, depth: int) -> Segs | None:
+        receiver = call.func.value  # type: ignore[attr-defined]
+        fmt = self._literal(receiver, scope, pos, depth + 1)
+        pieces = format_pieces(fmt) if fmt is not None else None
+        if pieces is None:
+            return None
+        positional = [ast.unparse(a) for a in call.args]
+        keywords = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
+        return _fill(pieces, (positional, keywords))
+
+    def _literal(self, expr: ast.expr, scope: Scope, pos: Position, depth: int) -> str | None:
+        """The text of an expression that resolves to literal text only, else None."""
+        if isinstance(expr, ast.Constant):
+            return expr.value if isinstance(expr.value, str) else None
+        segs = self.segments(expr, scope, pos, depth)
+        if all(s.kind == "text" for s in segs):
+            return "".join(s.text for s in segs)
+        return None
+
+    def _name(self, name: str, scope: Scope, pos: Position, depth: int) -> Segs:
+        current: Scope | None = scope
+        while current is not None:
+            if name in current.local_names:
+                if current is not scope and not current.is_function:
+                    self.name_form = "constant"
+                definition = current.lookup(name, pos)
+                return self._definition(definition, name, current, depth)
+            parent = current.parent
+            if current.is_function:
+                # A function runs after its enclosing scopes are complete and skips class bodies.
+                while parent is not None and isinstance(parent.node, ast.ClassDef):
+                    parent = parent.parent
+                pos = parent.end() if parent is not None else ()
+            else:
+                pos = current.parent_pos  # a class body runs where it is defined
+            current = parent
+        return [_placeholder(name)]
+
+    def _definition(self, d: Definition | None, name: str, scope: Scope, depth: int) -> Segs:
+        if d is None or depth > MAX_DEPTH:
+            return [_placeholder(name)]
+        cached = self._defs.get(id(d))
+        if cached is not None:
+            return cached
+        if isinstance(d, Assigned):
+            out = self.segments(d.value, scope, d.pos, depth + 1)
+        elif isinstance(d, Augmented):
+            before = self._definition(d.prev, name, scope, depth + 1)
+            out = before + self.segments(d.value, scope, d.pos, depth + 1)
+        elif isinstance(d, Branches):
+            options = [self._definition(o, name, scope, depth + 1) for o in d.options]
+            out = merged(options, name)
+        else:
+            out = [_placeholder(name)]
+        self._defs[id(d)] = out
+        return out
+
+    def _class_constant(self, expr: ast.Attribute, scope: Scope, depth: int) -> Segs | None:
+        owner = scope.owner_class
+        base = expr.value
+        if owner is None or not isinstance(base, ast.Name):
+            return None
+        if base.id not in ("self", "cls", getattr(owner.node, "name", None)):
+            return None
+        if expr.attr not in owner.local_names:
+            return None
+        definition = owner.lookup(expr.attr, owner.end())
+        if not isinstance(definition, Assigned):
+            return None
+        self.name_form = "constant"
+        return self.segments(definition.value, owner, definition.pos, depth + 1)
+
+
+def _is_format_call(call: ast.Call) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "format"
+
+
+def _spec_text(spec: ast.expr) -> str:
+    """An f-string format spec as text, nested fields shown as `{expr}`."""
+    if isinstance(spec, ast.JoinedStr):
+        parts = []
+        for v in spec.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                parts.append("{" + ast.unparse(v.value) + "}")
+        return "".join(parts)
+    return ast.unparse(spec)
+
+
+Args = tuple[list[str], dict[str, str]] | str
+
+
+def _percent_args(right: ast.expr) -> Args:
+    """The `%` operand as positional and named argument texts (or one opaque operand)."""
+    if isinstance(right, ast.Tuple):
+        return ([ast.unparse(e) for e in right.elts], {})
+    if isinstance(right, ast.Dict):
+        named = {
+            k.value: ast.unparse(v)
+            for k, v in zip(right.keys, right.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        }
+        return ([], named)
+    return ast.unparse(right)
+
+
+def _fill(pieces: list[Piece], args: Args) -> Segs:
+    """Segments of a parsed format string with each field replaced by its argument's source."""
+    fields = [p for p in pieces if isinstance(p, Field)]
+    out: Segs = []
+    auto = 0
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(_text(piece))
+            continue
+        if isinstance(args, str):  # `"..." % x`: x itself, or x[i] / x['key'] (tuple or dict)
+            if isinstance(piece.key, str):
+                expr = f"{args}[{piece.key!r}]"
+            else:
+                expr = args if len(fields) == 1 else f"{args}[{auto}]"
+                auto += 1
+        else:
+            positional, named = args
+            key = piece.key
+            if key is None:
+                key, auto = auto, auto + 1
+            if isinstance(key, int):
+                expr = positional[key] if key < len(positional) else f"{{{key}}}"
+            else:
+                expr = named.get(key, key)
+            expr += piece.attr
+        out.append(_placeholder(expr, piece.conversion, piece.format_spec))
+    return out
