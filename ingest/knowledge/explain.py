@@ -79,13 +79,12 @@ def trigger(site: Site, flags: list[Involvement], launch_command: str | None) ->
     if needed or either:
         args = [a for f in needed if (t := trigger_args(f)) for a in t]
         run = f"`{launch_command} {' '.join(args)}`" if launch_command and args else "a run"
-        text = (
-            f"Starting {run} with " + " and ".join(flag_state(f) for f in needed)
-            if needed
-            else ("Starting a run with any of: " + "; ".join(flag_state(f) for f in either))
-        )
-        if needed and either:
-            text += ", or with any of: " + "; ".join(flag_state(f) for f in either)
+        if needed:
+            text = f"Starting {run} with " + " and ".join(_setting(f) for f in needed)
+            if either:
+                text += ", or with any of: " + "; ".join(_setting(f) for f in either)
+        else:
+            text = "Starting a run with any of: " + "; ".join(_setting(f) for f in either)
         text += f" reaches {where}"
         text += (", which raises when also " + "; ".join(state) + ".") if state else " and raises."
         return Derived(text, ("derived:flags", "derived:conditions"))

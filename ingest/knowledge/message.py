@@ -143,7 +143,7 @@ def sentences(text: str) -> list[str]:
         at_break = ch in ".!?;" and (i + 1 == len(text) or text[i + 1] in " \n")
         if at_break and ch == ".":
             word = text[start:i].rsplit(None, 1)[-1].lower() if text[start:i].split() else ""
-            if word.rstrip(".") in _ABBREVIATIONS or (word[-1:].isdigit() and len(word) < 3):
+            if word.rstrip(".") in _ABBREVIATIONS:
                 at_break = False
         if at_break:
             piece = text[start : i + 1].strip()
@@ -165,13 +165,13 @@ def _first_word(sentence: str) -> str:
 def is_advice(sentence: str) -> bool:
     """True when a sentence tells the reader what to do."""
     low = " " + " ".join(sentence.lower().split()) + " "
-    return _first_word(sentence) in _IMPERATIVES or any(p in low for p in _ADVICE_PHRASES)
+    return _first_word(sentence) in _IMPERATIVES or any(" " + p in low for p in _ADVICE_PHRASES)
 
 
 def is_rule(sentence: str) -> bool:
     """True when a sentence states a requirement or a limitation."""
     low = " " + " ".join(sentence.lower().split()) + " "
-    return any(p in low for p in _RULE_PHRASES)
+    return any(" " + p in low for p in _RULE_PHRASES)  # phrases start at a word boundary
 
 
 def display(template: Template) -> str:
