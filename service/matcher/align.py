@@ -1,0 +1,162 @@
+"""In-order alignment of a template's literal pieces against squeezed input text.
+
+A template matches where its literal pieces appear in order, each within `MAX_GAP` characters
+of the previous one (the gap holds a placeholder's value). Alignment starts from a few *seeds*
+(occurrences of one of the template's longer pieces, or of its first piece) and grows greedily
+both ways with `str.find` / `str.rfind` in bounded windows, so the work per candidate is bounded
+by (pieces x window) whatever the text is. A missing piece is skipped (the wording may have
+changed between versions); after three misses in a row the rest is taken as absent (the text was
+cut off). A cut inside a piece earns credit for the prefix of it that is present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_GAP = 1500  # longest placeholder value considered, in squeezed characters
+MAX_SEEDS = 6  # occurrences of the anchor piece tried per candidate
+MAX_ANCHORS = 4  # pieces tried as anchors before falling back to a cut first piece
+_MAX_MISSES = 3
+_MIN_CUT = 4  # shortest piece prefix that counts for a cut-off text
+_HEAD = 8  # characters of the first piece that must show when even it was cut
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """Where the pieces of one template were found in the squeezed text."""
+
+    starts: tuple[int, ...]  # per piece, squeezed start or -1 when missing
+    matched: int  # literal characters found (including a cut piece's prefix)
+    cut: tuple[int, int] | None  # (piece index, characters shown) of the piece the text cuts
+    first: int  # index of the first piece found
+    last: int  # index of the last piece found (the cut piece, if any)
+
+    def end(self, pieces: tuple[str, ...]) -> int:
+        """Squeezed offset just past the last character matched."""
+        if self.cut is not None:
+            return self.starts[self.cut[0]] + self.cut[1]
+        return self.starts[self.last] + len(pieces[self.last])
+
+
+def alignments(pieces: tuple[str, ...], text: str) -> list[Alignment]:
+    """Alignments grown from each seed, best first (most literal text, then shortest)."""
+    found: dict[tuple[int, ...], Alignment] = {}
+    seeds = _seeds(pieces, text)
+    for piece, pos in seeds:
+        a = _grow(pieces, text, piece, pos)
+        found.setdefault(a.starts, a)
+    if not seeds:
+        for a in _cut_first(pieces, text):
+            found.setdefault(a.starts, a)
+    return sorted(found.values(), key=lambda a: (-a.matched, a.end(pieces) - a.starts[a.first]))
+
+
+def _seeds(pieces: tuple[str, ...], text: str) -> list[tuple[int, int]]:
+    order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
+    anchors = list(dict.fromkeys([*order[:2], 0, *order[2:]]))[:MAX_ANCHORS]
+    for i in anchors:
+        piece = pieces[i]
+        pos = text.find(piece)
+        if pos < 0:
+            continue
+        out = []
+        while pos >= 0 and len(out) < MAX_SEEDS:
+            out.append((i, pos))
+            pos = text.find(piece, pos + len(piece))
+        return out
+    return []
+
+
+def _cut_first(pieces: tuple[str, ...], text: str) -> list[Alignment]:
+    """Alignments for a text cut inside the template's first piece."""
+    out = []
+    for pos, n in _prefixes(pieces[0], text, 0, len(text), min_len=_HEAD):
+        starts = [-1] * len(pieces)
+        starts[0] = pos
+        out.append(Alignment(tuple(starts), n, (0, n), 0, 0))
+    return out
+
+
+def _grow(pieces: tuple[str, ...], text: str, i: int, pos: int) -> Alignment:
+    starts = [-1] * len(pieces)
+    starts[i] = pos
+    matched = len(pieces[i])
+    last = i
+    # Forward: nearest occurrence of each next piece within the allowed gap.
+    cur = pos + len(pieces[i])
+    budget = MAX_GAP
+    misses = 0
+    cut: tuple[int, int, int] | None = None  # (piece, start, length)
+    for j in range(i + 1, len(pieces)):
+        p = pieces[j]
+        f = text.find(p, cur, cur + budget + len(p))
+        if f >= 0:
+            starts[j] = f
+            matched += len(p)
+            cur = f + len(p)
+            last = j
+            budget = MAX_GAP
+            misses = 0
+            cut = None  # an earlier miss was a changed piece, not the end of the text
+            continue
+        if misses == 0:
+            shown = _prefixes(p, text, cur, cur + budget + len(p))
+            best = max(shown, key=lambda c: c[1], default=None)
+            cut = (j, *best) if best else None
+        misses += 1
+        if misses >= _MAX_MISSES:
+            break
+        budget += MAX_GAP + len(p)
+    # Backward: nearest occurrence of each previous piece.
+    first = i
+    cur = pos
+    budget = MAX_GAP
+    misses = 0
+    for j in range(i - 1, -1, -1):
+        p = pieces[j]
+        f = text.rfind(p, max(0, cur - budget - len(p)), cur)
+        if f >= 0:
+            starts[j] = f
+            matched += len(p)
+            cur = f
+            first = j
+            budget = MAX_GAP
+            misses = 0
+            continue
+        misses += 1
+        if misses >= _MAX_MISSES:
+            break
+        budget += MAX_GAP + len(p)
+    if cut is None:
+        return Alignment(tuple(starts), matched, None, first, last)
+    starts[cut[0]] = cut[1]
+    return Alignment(tuple(starts), matched + cut[2], (cut[0], cut[2]), first, cut[0])
+
+
+def _prefixes(
+    piece: str, text: str, lo: int, hi: int, min_len: int = _MIN_CUT
+) -> list[tuple[int, int]]:
+    """(start, length) of up to MAX_SEEDS places in text[lo:hi] showing a prefix of `piece`."""
+    if len(piece) <= min_len:
+        return []
+    head = piece[:min_len]
+    out = []
+    f = text.find(head, lo, hi)
+    while f >= 0 and len(out) < MAX_SEEDS:
+        n = _common_prefix(piece, text, f)
+        if n < len(piece):
+            out.append((f, n))
+        f = text.find(head, f + 1, hi)
+    return out
+
+
+def _common_prefix(piece: str, text: str, at: int) -> int:
+    """Length of the common prefix of `piece` and text[at:], by halving (C-speed compares)."""
+    lo, hi = 0, min(len(piece), len(text) - at)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if text.startswith(piece[:mid], at):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -1,0 +1,218 @@
+"""The matcher's immutable index: compiled templates plus a token index for candidate search.
+
+A request must not try every template. Each template's literal words go into an inverted index
+weighted by rarity (idf); a request looks up the distinct words of its text once, so its cost
+is linear in the text plus the postings it touches (bounded by the index size, and by
+`DF_CAP` per word: very common words carry no signal and are not posted). The best-scoring few
+templates are then aligned exactly (see `align`). The index is built once from database rows
+and never mutated, so a rebuilt index can replace the old one with a single assignment.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.matcher.normalize import TOKEN_TABLE, WORD_CHARS, squeeze
+
+DF_CAP = 400  # words in more templates than this are not posted (like stop words)
+_MASS_SCALE = 8.0  # idf mass at which candidate evidence is ~63% saturated
+
+
+@dataclass(frozen=True)
+class OccurrenceRow:
+    """One raise site of an error in one snapshot, as read from the database."""
+
+    path: str  # repo path, e.g. python/sglang/srt/x.py
+    line: int
+    end_line: int
+    qualname: str
+    snapshot: str  # label
+    sort_key: str
+    path_prefix: str = ""  # the repo's path prefix ("python/"), stripped for frame matching
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One error as read from the database: identity, template segments, occurrences."""
+
+    id: str
+    title: str
+    exception: str
+    template: list[dict[str, Any]]
+    occurrences: tuple[OccurrenceRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A raise site prepared for traceback comparison."""
+
+    path: str
+    module_path: str  # path without the repo prefix: "sglang/srt/x.py"
+    line: int
+    end_line: int
+    qualname: str
+    function: str  # last component of the qualname
+    snapshot: str
+    sort_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A compiled template: squeezed literal pieces and the placeholders around them."""
+
+    id: str
+    title: str
+    exception: str
+    pieces: tuple[str, ...]
+    gaps: tuple[tuple[str, ...], ...]  # gaps[i]: placeholders before pieces[i]; gaps[-1]: after
+    literal_len: int
+    sites: tuple[Site, ...]
+    snapshots: tuple[str, ...]  # labels in snapshot order
+
+
+@dataclass(frozen=True)
+class MatchIndex:
+    """Everything a request needs, immutable once built."""
+
+    entries: tuple[Entry, ...]
+    postings: Mapping[str, tuple[int, ...]]
+    weights: Mapping[str, float]
+    totals: tuple[float, ...]  # per entry: total weight of its posted words
+    generation: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def candidates(self, words: Iterable[str], limit: int) -> list[int]:
+        """Indexes of the `limit` entries whose posted words the text covers best."""
+        mass: dict[int, float] = {}
+        get = mass.get
+        for word in words:
+            posting = self.postings.get(word)
+            if posting is None:
+                continue
+            w = self.weights[word]
+            for e in posting:
+                mass[e] = get(e, 0.0) + w
+        totals = self.totals
+
+        def key(item: tuple[int, float]) -> float:
+            e, m = item
+            return (m / totals[e]) * (1.0 - math.exp(-m / _MASS_SCALE))
+
+        return [e for e, _ in heapq.nlargest(limit, mass.items(), key=key)]
+
+
+def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:
+    """The compiled entry for one error row and its distinct literal words."""
+    pieces: list[str] = []
+    gaps: list[list[str]] = [[]]
+    words: list[str] = []
+    segs = row.template
+    for n, seg in enumerate(segs):
+        if seg["kind"] != "text":
+            gaps[-1].append(seg["text"])
+            continue
+        text = seg["text"]
+        words.extend(_whole_words(text, segs, n))
+        squeezed = squeeze(text)
+        if not squeezed:
+            continue
+        if pieces and not gaps[-1]:
+            pieces[-1] += squeezed
+        else:
+            pieces.append(squeezed)
+            gaps.append([])
+    sites = tuple(
+        sorted(
+            (_site(o) for o in row.occurrences),
+            key=lambda s: (s.sort_key, s.path, s.line),
+        )
+    )
+    snapshots = tuple(dict.fromkeys(s.snapshot for s in sites))
+    entry = Entry(
+        id=row.id,
+        title=row.title,
+        exception=row.exception,
+        pieces=tuple(pieces),
+        gaps=tuple(tuple(g) for g in gaps),
+        literal_len=sum(len(p) for p in pieces),
+        sites=sites,
+        snapshots=snapshots,
+    )
+    return entry, list(dict.fromkeys(words))
+
+
+def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[str]:
+    """Words of a literal segment, minus those glued to a neighbouring placeholder."""
+    words = text.translate(TOKEN_TABLE).split()
+    if words and text[0] in WORD_CHARS and n > 0 and segs[n - 1]["kind"] != "text":
+        words = words[1:]
+    if words and text[-1] in WORD_CHARS and n + 1 < len(segs) and segs[n + 1]["kind"] != "text":
+        words = words[:-1]
+    return [w for w in words if len(w) > 1]
+
+
+def _site(o: OccurrenceRow) -> Site:
+    module_path = o.path
+    if o.path_prefix and module_path.startswith(o.path_prefix):
+        module_path = module_path[len(o.path_prefix) :]
+    return Site(
+        path=o.path,
+        module_path=module_path,
+        line=o.line,
+        end_line=max(o.end_line, o.line),
+        qualname=o.qualname,
+        function=o.qualname.rsplit(".", 1)[-1],
+        snapshot=o.snapshot,
+        sort_key=o.sort_key,
+    )
+
+
+def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
+    """Compile every error with some literal text and post its words."""
+    entries: list[Entry] = []
+    entry_words: list[list[str]] = []
+    opaque = 0
+    for row in rows:
+        entry, words = compile_entry(row)
+        if not entry.pieces:
+            opaque += 1  # no literal text: nothing in a log can identify it
+            continue
+        entries.append(entry)
+        entry_words.append(words)
+    df: dict[str, int] = {}
+    for words in entry_words:
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    n = max(len(entries), 1)
+    weights = {w: math.log(1.0 + n / d) for w, d in df.items()}
+    lists: dict[str, list[int]] = {}
+    totals: list[float] = []
+    unposted = 0
+    for e, words in enumerate(entry_words):
+        posted = [w for w in words if df[w] <= DF_CAP]
+        if not posted and words:
+            posted = [min(words, key=lambda w: df[w])]  # keep the template reachable
+        if not posted:
+            unposted += 1
+        for w in posted:
+            lists.setdefault(w, []).append(e)
+        totals.append(sum(weights[w] for w in posted) or 1.0)
+    stats = {
+        "entries": len(entries),
+        "opaque": opaque,
+        "unposted": unposted,
+        "words": len(lists),
+        "postings": sum(len(v) for v in lists.values()),
+    }
+    return MatchIndex(
+        entries=tuple(entries),
+        postings={w: tuple(v) for w, v in lists.items()},
+        weights=weights,
+        totals=tuple(totals),
+        generation=generation,
+        stats=stats,
+    )

@@ -1,0 +1,192 @@
+"""Input normalization for matching: blank log prefixes, squeeze out whitespace, map back.
+
+People paste text with per-line log prefixes (`[2025-01-01 12:00:00 TP0] `, `(Worker pid=12) `,
+`svc-1  | `), markdown backticks and line breaks inserted by terminals, sometimes in the middle of
+a word. Matching therefore runs on a *squeezed* copy: prefixes and backticks are blanked to spaces
+(so offsets stay those of the input) and then every whitespace character is removed, which makes
+word-boundary and mid-word wrapping alike invisible. Templates are squeezed the same way.
+
+Everything here is plain `str` work, linear in the input: no regular expressions.
+"""
+
+from __future__ import annotations
+
+import string
+from bisect import bisect_right
+from dataclasses import dataclass
+
+_BLOCK = 128  # granularity of the squeezed -> input offset map
+_LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"})
+_STARTERS = frozenset("[(>0123456789")
+_DATE_CHARS = frozenset("0123456789-/:.,TZ+ ")
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
+WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+# Maps ASCII non-word characters to spaces; non-ASCII text stays inside tokens.
+TOKEN_TABLE = {i: " " for i in range(128) if chr(i) not in WORD_CHARS}
+
+
+def squeeze(text: str) -> str:
+    """The text without whitespace or backticks (the form inputs and templates are matched in)."""
+    return "".join(text.replace("`", " ").split())
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens (ASCII letters, digits, `_`; non-ASCII kept) of at least two characters."""
+    return [t for t in text.translate(TOKEN_TABLE).split() if len(t) > 1]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One input ready for matching: blanked text, its squeezed form and the offset map."""
+
+    work: str  # the input, same length, with log prefixes and backticks turned into spaces
+    squeezed: str  # `work` without whitespace
+    cum: tuple[int, ...]  # cum[b] = non-whitespace characters in work[: b * _BLOCK]
+
+    def to_input(self, q: int) -> int:
+        """Input offset of the squeezed character at position `q` (len(work) past the end)."""
+        if q >= len(self.squeezed):
+            return len(self.work)
+        block = bisect_right(self.cum, q) - 1
+        count = self.cum[block]
+        i = block * _BLOCK
+        work = self.work
+        while True:
+            if not work[i].isspace():
+                if count == q:
+                    return i
+                count += 1
+            i += 1
+
+    def end_to_input(self, q_end: int) -> int:
+        """Input offset just past the squeezed character at `q_end - 1` (an exclusive end)."""
+        if q_end <= 0:
+            return 0
+        return self.to_input(q_end - 1) + 1
+
+    def line_bounds(self, pos: int) -> tuple[int, int]:
+        """Start and end (exclusive, before the newline) of the input line holding `pos`."""
+        start = self.work.rfind("\n", 0, pos) + 1
+        end = self.work.find("\n", pos)
+        return start, len(self.work) if end < 0 else end
+
+
+def prepare(text: str) -> Prepared:
+    """Blank prefixes and backticks, then squeeze, keeping a block-wise offset map."""
+    work = text.replace("`", " ").replace("\r", " ")
+    work = _blank_prefixes(work)
+    parts: list[str] = []
+    cum = [0]
+    for b in range(0, len(work), _BLOCK):
+        part = "".join(work[b : b + _BLOCK].split())
+        parts.append(part)
+        cum.append(cum[-1] + len(part))
+    cum.pop()
+    return Prepared(work=work, squeezed="".join(parts), cum=tuple(cum))
+
+
+def _blank_prefixes(work: str) -> str:
+    piped = " | " in work
+    lines = work.split("\n")
+    changed = False
+    for n, line in enumerate(lines):
+        if not line or (line[0] not in _STARTERS and not piped):
+            continue
+        k = prefix_length(line, piped=piped)
+        if k:
+            lines[n] = " " * k + line[k:]
+            changed = True
+    return "\n".join(lines) if changed else work
+
+
+def prefix_length(line: str, *, piped: bool = True) -> int:
+    """Length of the log-decoration prefix of one line (0 when there is none)."""
+    end = 0
+    for _ in range(6):  # prefixes stack: "[rank0]: [2025-01-01 10:00:00 TP0] WARNING x.py:12: "
+        nxt = _one_prefix(line, end, piped)
+        if nxt <= end:
+            break
+        end = nxt
+    return end
+
+
+def _one_prefix(line: str, i: int, piped: bool) -> int:
+    n = len(line)
+    while i < n and line[i] in " \t":
+        i += 1
+    if i >= n:
+        return i
+    ch = line[i]
+    if i and ch in "-|:" and line[i + 1 : i + 2] == " ":  # separator after a timestamp or level
+        return i + 1
+    if ch == "[":
+        k = line.find("]", i, i + 100)
+        inner = line[i + 1 : k]
+        if k > i + 1 and _is_tag(inner):
+            return _after_colon(line, k + 1)
+        return i
+    if ch == "(":
+        k = line.find(")", i, i + 120)
+        if k > 0 and "pid=" in line[i:k]:
+            return k + 1
+        return i
+    if ch == ">":
+        while i < n and line[i] == ">":
+            i += 1
+        return i
+    if ch.isdigit():
+        return _after_timestamp(line, i)
+    word_end = i
+    while word_end < n and line[word_end] in _NAME_CHARS:
+        word_end += 1
+    word = line[i:word_end]
+    if word.rstrip(":") in _LEVELS:
+        return _after_colon(line, word_end)
+    if piped and word:  # docker compose: "sglang-1  | message"
+        bar = line.find(" | ", word_end, word_end + 40)
+        if bar >= 0 and not line[word_end:bar].strip():
+            return bar + 3
+    if word.endswith(".py"):
+        return _after_location(line, i, word_end)
+    return i
+
+
+def _is_tag(inner: str) -> bool:
+    """Bracket contents that decorate log lines: timestamps, ranks, `TP0`, levels."""
+    if not inner or any(c in inner for c in "'\",[{"):
+        return False
+    return any(c.isdigit() for c in inner) or inner.strip().upper() in _LEVELS
+
+
+def _after_colon(line: str, k: int) -> int:
+    if k < len(line) and line[k] == ":":
+        return k + 1
+    return k
+
+
+def _after_timestamp(line: str, i: int) -> int:
+    head = line[i : i + 10]
+    if len(head) < 10 or head[4] not in "-/" or head[7] not in "-/":
+        return i
+    if not (head[:4].isdigit() and head[5:7].isdigit() and head[8:10].isdigit()):
+        return i
+    j = i + 10
+    limit = min(len(line), i + 40)
+    while j < limit and line[j] in _DATE_CHARS:
+        j += 1
+    rest = line[j : j + 3]
+    if rest.startswith("- ") or rest.startswith("| "):
+        j += 2
+    return j
+
+
+def _after_location(line: str, i: int, word_end: int) -> int:
+    """Skip `model_config.py:1098:` (a logger's file:line) but nothing that merely ends in .py."""
+    if line[word_end : word_end + 1] != ":":
+        return i
+    j = word_end + 1
+    while j < len(line) and line[j].isdigit():
+        j += 1
+    if j == word_end + 1 or line[j : j + 1] != ":":
+        return i
+    return j + 1

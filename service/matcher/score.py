@@ -1,0 +1,53 @@
+"""Calibrated match scores in [0, 1].
+
+The score is coverage x strength, then nudged by corroborating evidence:
+- coverage: the share of the template's literal characters found in order. When the input ends
+  inside the message (a UI or a paste cut it off), the pieces after the cut cannot be checked:
+  coverage is then the share of the *visible* literal text found, times `0.6 + 0.4 x` the share
+  of the whole template it covers, so a cut message still ranks but reaches 0.8 only when at
+  least half of the template's literal text is shown;
+- strength: how much literal text that is in absolute terms; a message of a dozen characters
+  found in full is weak evidence (`1 - exp(-chars / 12)`: 20 chars -> 0.81, 40 -> 0.96);
+- the exception class named just before the message (`ValueError: ...`) closes up to 35% of the
+  remaining gap (scaled by coverage); another class named there (`TypeError: ...`) costs 15%;
+- a traceback frame pinning one of the error's raise sites closes up to 50% of the gap.
+
+So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
+"""
+
+from __future__ import annotations
+
+import math
+
+_STRENGTH_SCALE = 12.0
+_CLASS_BOOST = 0.35
+_OTHER_CLASS_PENALTY = 0.85
+_FRAME_BOOST = 0.5
+_CUT_FLOOR = 0.6
+
+
+def match_score(
+    *,
+    matched: int,
+    literal_len: int,
+    visible_len: int | None = None,
+    class_named: bool = False,
+    other_class_named: bool = False,
+    pinned: bool = False,
+) -> float:
+    """The calibrated score of one alignment; `visible_len` is set when the input was cut."""
+    if literal_len <= 0 or matched <= 0:
+        return 0.0
+    whole = min(1.0, matched / literal_len)
+    coverage = whole
+    if visible_len:
+        visible = min(1.0, matched / visible_len)
+        coverage = max(whole, visible * (_CUT_FLOOR + (1.0 - _CUT_FLOOR) * whole))
+    score = coverage * (1.0 - math.exp(-matched / _STRENGTH_SCALE))
+    if class_named:
+        score += (1.0 - score) * _CLASS_BOOST * coverage
+    elif other_class_named:
+        score *= _OTHER_CLASS_PENALTY
+    if pinned:
+        score += (1.0 - score) * _FRAME_BOOST * coverage
+    return round(min(1.0, score), 4)
