@@ -4,12 +4,9 @@ cores, link sites to flags, then hand the complete snapshot to the store in one 
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -19,13 +16,13 @@ from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import flag_catalog as flags_catalog
-from ingest.links import flag_involvements
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.sources.base import Source, SourceFile
-from ingest.workers import extract_chunk
+from ingest.workers import Workers, extract_chunk, link_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
+INLINE_SITES = 500  # likewise for linking sites to flags
 CHUNK_BYTES = 1_000_000
 
 
@@ -107,18 +104,17 @@ def ingest_snapshot(
     progress.phase(f"{info.label}: reading", None)
     files = list(source.files())
     summary.files = len(files)
-    results, summary.cache_hits, summary.files_parsed = _results(files, config, job, progress)
-
-    sites, flags, statuses = _collect(files, results)
+    with Workers(job.workers) as workers:
+        results, summary.cache_hits, summary.files_parsed = _results(
+            files, config, job, workers, progress
+        )
+        sites, flags, statuses = _collect(files, results)
+        progress.phase(f"{info.label}: linking flags", len(sites))
+        occurrences = link_sites(sites, flag_catalog(flags), workers, progress)
     summary.prefiltered = statuses.pop("prefiltered", 0)
     statuses.pop("ok", 0)
     summary.skipped = dict(sorted(statuses.items()))
     summary.sites = len(sites)
-
-    progress.phase(f"{info.label}: linking flags", len(sites))
-    catalog = flag_catalog(flags)
-    occurrences = [(site, flag_involvements(site, catalog)) for site in sites]
-    progress.advance(len(sites))
 
     progress.phase(f"{info.label}: storing", None)
     counts = {
@@ -147,7 +143,11 @@ def ingest_snapshot(
 
 
 def _results(
-    files: Sequence[SourceFile], config: ExtractConfig, job: Job, progress: Progress
+    files: Sequence[SourceFile],
+    config: ExtractConfig,
+    job: Job,
+    workers: Workers,
+    progress: Progress,
 ) -> tuple[dict[str, FileResult], int, int]:
     """Per-content results, from the cache or parsed now; plus (cache hits, files parsed)."""
     key = extractor_key(EXTRACTOR_VERSION, config)
@@ -161,7 +161,7 @@ def _results(
         if f.content_hash not in results:
             todo.setdefault(f.content_hash, f)
     progress.phase("parsing", len(todo))
-    fresh = parse_files(list(todo.values()), config, job.workers, progress)
+    fresh = parse_files(list(todo.values()), config, workers, progress)
     store.write_cache(job.engine, key, {h: blob for h, (_, blob) in fresh.items()})
     results.update({h: r for h, (r, _) in fresh.items()})
     parsed = sum(1 for r, _ in fresh.values() if r.parsed)
@@ -169,39 +169,33 @@ def _results(
 
 
 def parse_files(
-    files: Sequence[SourceFile], config: ExtractConfig, workers: int, progress: Progress
+    files: Sequence[SourceFile], config: ExtractConfig, workers: Workers, progress: Progress
 ) -> dict[str, tuple[FileResult, bytes]]:
     """Extract every file, on all cores when there is enough to parse; keyed by content hash."""
     out: dict[str, tuple[FileResult, bytes]] = {}
     total = sum(len(f.data) for f in files)
-    workers = workers or os.cpu_count() or 1
-    chunks = _chunks(files, max(64_000, min(CHUNK_BYTES, total // (workers * 6) + 1)))
-    if workers == 1 or total < INLINE_BYTES:
-        for chunk in chunks:
-            _keep(out, chunk, extract_chunk([(f.path, f.data) for f in chunk], config), progress)
-        return out
-    # forkserver: workers start from a clean interpreter that imported only the pure core.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ingest.workers"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [
-            (chunk, pool.submit(extract_chunk, [(f.path, f.data) for f in chunk], config))
-            for chunk in chunks
-        ]
-        for chunk, future in futures:
-            _keep(out, chunk, future.result(), progress)
+    limit = max(64_000, min(CHUNK_BYTES, total // (workers.count * 6) + 1))
+    chunks = [[(f.path, f.data) for f in chunk] for chunk in _chunks(files, limit)]
+    by_path = {f.path: f for f in files}  # one file per content hash here, so paths are unique
+    for chunk, results in workers.map(extract_chunk, chunks, config, inline=total < INLINE_BYTES):
+        for (path, _), item in zip(chunk, results, strict=True):
+            out[by_path[path].content_hash] = item
+        progress.advance(len(chunk))
     return out
 
 
-def _keep(
-    out: dict[str, tuple[FileResult, bytes]],
-    chunk: Sequence[SourceFile],
-    results: list[tuple[FileResult, bytes]],
-    progress: Progress,
-) -> None:
-    for f, item in zip(chunk, results, strict=True):
-        out[f.content_hash] = item
-    progress.advance(len(chunk))
+def link_sites(
+    sites: Sequence[Site], catalog: dict[str, FlagDef], workers: Workers, progress: Progress
+) -> list[tuple[Site, list[dict[str, Any]]]]:
+    """Each site with the flags it involves, linked on all cores when there are many sites."""
+    size = max(100, len(sites) // (workers.count * 4) + 1)
+    chunks = [list(sites[i : i + size]) for i in range(0, len(sites), size)]
+    out: list[tuple[Site, list[dict[str, Any]]]] = []
+    inline = len(sites) < INLINE_SITES
+    for chunk, links in workers.map(link_chunk, chunks, catalog, inline=inline):
+        out.extend(zip(chunk, links, strict=True))
+        progress.advance(len(chunk))
+    return out
 
 
 def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:

@@ -9,7 +9,7 @@ content-addressed and idempotent, so committing them early loses nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -45,6 +45,17 @@ def title_of(message: str, exception: str) -> str:
         cut = text.rfind(" ", 0, TITLE_CHARS)
         text = text[: cut if cut > TITLE_CHARS // 2 else TITLE_CHARS].rstrip(" ,;:") + "…"
     return text
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _shallow(record: Any) -> dict[str, Any]:
+    """A flat record (no nested dataclasses) as a JSON-ready dict; much faster than asdict."""
+    names = _FIELDS.get(type(record))
+    if names is None:
+        names = _FIELDS[type(record)] = tuple(f.name for f in fields(record))
+    return {name: getattr(record, name) for name in names}
 
 
 def _insert_ignore(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -112,7 +123,7 @@ def _error_row(repo_name: str, repo_id: int, site: Site) -> dict[str, Any]:
         "id": error_id(repo_name, site.exception, site.template),
         "repo_id": repo_id,
         "exception": site.exception,
-        "template": [asdict(s) for s in site.template.segments],
+        "template": [_shallow(s) for s in site.template.segments],
         "form": site.template.form,
         "message": message,
         "title": title_of(message, site.exception),
@@ -194,8 +205,8 @@ def write_snapshot(
                 "line": site.line,
                 "end_line": site.end_line,
                 "qualname": site.qualname,
-                "conditions": [asdict(c) for c in site.conditions],
-                "snippet": asdict(site.snippet),
+                "conditions": [_shallow(c) for c in site.conditions],
+                "snippet": _shallow(site.snippet),
                 "flags": involved,
                 "raise_source": site.raise_source,
             }

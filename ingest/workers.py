@@ -1,10 +1,24 @@
-"""The code a parse process runs: kept apart so that worker processes import only the pure core."""
+"""Work that runs in parse processes, and the lazily started pool that runs it.
+
+Worker processes import only this module and the pure core (extraction, flag links), never the
+store: they are started by forkserver from a clean interpreter that preloads this module.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any, TypeVar
+
 from ingest.extract import extract_file
 from ingest.filecache import encode_result
-from ingest.records import ExtractConfig, FileResult
+from ingest.links import flag_involvements
+from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def extract_chunk(
@@ -16,3 +30,48 @@ def extract_chunk(
         result = extract_file(data, path, config)
         out.append((result, encode_result(result)))
     return out
+
+
+def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[dict[str, Any]]]:
+    """The flag involvements of each site against the snapshot's flag catalog."""
+    return [flag_involvements(site, catalog) for site in sites]
+
+
+class Workers:
+    """A process pool started on first use; small jobs run inline, where starting costs more."""
+
+    def __init__(self, count: int = 0) -> None:
+        self.count = count or os.cpu_count() or 1
+        self._pool: Executor | None = None
+
+    def map(
+        self, fn: Callable[..., R], chunks: Sequence[T], *args: Any, inline: bool = False
+    ) -> Iterator[tuple[T, R]]:
+        """(chunk, fn(chunk, *args)) for each chunk, in order."""
+        if inline or self.count == 1 or len(chunks) < 2:
+            for chunk in chunks:
+                yield chunk, fn(chunk, *args)
+            return
+        pool = self._start()
+        futures = [(chunk, pool.submit(fn, chunk, *args)) for chunk in chunks]
+        for chunk, future in futures:
+            yield chunk, future.result()
+
+    def _start(self) -> Executor:
+        if self._pool is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["ingest.workers"])
+            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=context)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the processes, if any were started."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
