@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from service.highlight import highlight_snippet
 from service.schemas import Entry, FlagOut, OccurrenceOut, Provenance
@@ -133,3 +133,28 @@ def description(entry: Entry) -> str:
     if len(text) > 220:
         text = text[:219].rstrip() + "…"
     return text + where
+
+
+def code_spans(text: str) -> Markup:
+    """Escaped text whose `backticked` runs become <code>; an unpaired backtick stays literal."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # odd number of backticks: keep the last one as text
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    out = [
+        Markup("<code>") + escape(part) + Markup("</code>") if i % 2 else _flags_as_code(part)
+        for i, part in enumerate(parts)
+    ]
+    return Markup("").join(out)
+
+
+def _flags_as_code(text: str) -> Markup:
+    """Escaped text with `--flag` words in <code> (so a flag never breaks at its hyphens)."""
+    words = []
+    for word in text.split(" "):
+        core = word.rstrip(".,;:)")
+        if core.startswith("--") and len(core) > 2:
+            tail = word[len(core) :]
+            words.append(Markup('<code class="flag">') + escape(core) + Markup("</code>") + tail)
+        else:
+            words.append(escape(word))
+    return Markup(" ").join(words)

@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from service.browse import crumbs
 from service.entry_view import (
+    code_spans,
     description,
     guard_needs,
     message_parts,
@@ -56,6 +57,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["ticks"] = code_spans
     env.globals.update(
         provenance_text=provenance_text,
         guard_needs=guard_needs,
