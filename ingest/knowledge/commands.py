@@ -166,7 +166,7 @@ def escape(inv: Involvement) -> Escape | None:
         value = _number(fails)
         return Escape(
             (flag, value),
-            f"Run with {flag} {value} (the guard needs {flag} {op} {_number(n)}){dflt}",
+            f"Run with {flag} {value}{dflt}; the error needs {flag} {op} {_number(n)}",
             f"{flag} {value}",
         )
     return None

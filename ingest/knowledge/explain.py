@@ -24,6 +24,18 @@ def clauses(site: Site, flags: list[Involvement]) -> list[str]:
     return out
 
 
+def named_flags(site: Site, flags: list[Involvement]) -> list[str]:
+    """Flags the message's text spells out (not those it only prints the value of)."""
+    literal = site.template.literal_text
+    return [
+        f.flag
+        for f in flags
+        if f.in_message
+        and f.cli
+        and any(n in literal for n in (f.definition.flags if f.definition else (f.flag,)))
+    ]
+
+
 def _setting(f: Involvement) -> str:
     """`--x on`, `--x not null`: a flag state after "with"."""
     return flag_state(f).replace(" is ", " ", 1)
@@ -53,7 +65,7 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement]) -> Deriv
     cat = message.category(site.template)
     if cat:
         text += f" The message reports {cat}."
-    named = [f.flag for f in flags if f.in_message and f.cli]
+    named = named_flags(site, flags)
     if named:
         text += f" It names {', '.join(named)}."
     shown = message.placeholders(site.template)
@@ -109,7 +121,7 @@ def common_situations(
     if cat:
         items.append(cat[:1].upper() + cat[1:] + ".")
         prov.append("derived:message")
-    named = [f.flag for f in flags if f.in_message and not f.in_condition and f.cli]
+    named = [n for n in named_flags(site, flags) if n not in {f.flag for f in guarded}]
     if named:
         items.append(f"Passing {', '.join(named)} (named by the message).")
         prov.append("derived:message")
