@@ -1,0 +1,109 @@
+"""PyPI source: real pip download, wheel and sdist reading, path mapping, links and sort keys."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from pathlib import Path
+
+import git
+import pytest
+from kbcache import CACHE
+
+from ingest.sources.base import blob_sha, version_sort_key
+from ingest.sources.pypi import PypiSource, archive_files, cached_archive, repo_path
+
+
+def test_blob_sha_is_gits_blob_hash(tmp_path: Path) -> None:
+    data = b"raise ValueError('x')\n\x00\xff"
+    (tmp_path / "f.py").write_bytes(data)
+    assert blob_sha(data) == git.Git(tmp_path).hash_object("f.py")
+
+
+def test_version_sort_key_orders_like_packaging() -> None:
+    ordered = ["0.4.1", "0.5.9", "0.5.18", "0.5.19rc1", "0.5.19", "0.5.19.post1", "0.5.20", "1.0.dev1",
+               "1.0a1", "1.0b2", "1.0rc1", "1.0", "1.0.1", "2!0.1"]
+    keys = [version_sort_key(v) for v in ordered]
+    assert keys == sorted(keys)
+    assert len(set(keys)) == len(keys)
+
+
+def test_repo_path_maps_wheel_and_sdist_members() -> None:
+    assert repo_path("sglang/srt/x.py", "python/", sdist=False) == "python/sglang/srt/x.py"
+    assert repo_path("sglang-0.5.18/sglang/srt/x.py", "python/", sdist=True) == "python/sglang/srt/x.py"
+    assert repo_path("sglang-0.5.18/setup.py", "python/", sdist=True) == "python/setup.py"
+    assert repo_path("../evil.py", "", sdist=False) is None
+    assert repo_path("/abs/evil.py", "", sdist=False) is None
+
+
+def _wheel(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_wheel_members_read_without_installing(tmp_path: Path) -> None:
+    wheel = _wheel(
+        tmp_path / "demo-1.0-py3-none-any.whl",
+        {
+            "demo/__init__.py": b"raise ValueError('a')\n",
+            "demo/big.py": b"#" * 5000,
+            "demo/data.txt": b"not python",
+            "demo-1.0.dist-info/METADATA": b"Name: demo\n",
+            "../escape.py": b"x = 1\n",
+        },
+    )
+    files = {f.path: f for f in archive_files(wheel, "src/", max_bytes=1000)}
+    assert set(files) == {"src/demo/__init__.py", "src/demo/big.py", "../escape.py"}
+    ok = files["src/demo/__init__.py"]
+    assert ok.skip is None and ok.data == b"raise ValueError('a')\n"
+    assert ok.content_hash == blob_sha(ok.data)
+    assert files["src/demo/big.py"].skip == "too_large" and files["src/demo/big.py"].data == b""
+    assert files["../escape.py"].skip == "unsafe"
+
+
+def test_sdist_strips_top_folder_and_never_follows_links(tmp_path: Path) -> None:
+    sdist = tmp_path / "demo-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tf:
+        body = b"raise ValueError('b')\n"
+        info = tarfile.TarInfo("demo-1.0/demo/core.py")
+        info.size, info.mtime = len(body), 1_700_000_000
+        tf.addfile(info, io.BytesIO(body))
+        link = tarfile.TarInfo("demo-1.0/demo/link.py")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(link)
+    source = PypiSource("demo", "1.0", cache_dir=tmp_path, path_prefix="python/", archive=sdist)
+    files = {f.path: f for f in source.files()}
+    assert files["python/demo/core.py"].data == b"raise ValueError('b')\n"
+    assert files["demo-1.0/demo/link.py"].skip == "unsafe"
+    snap = source.snapshot()
+    assert snap.date is not None and int(snap.date.timestamp()) == 1_700_000_000
+
+
+def test_cached_archive_prefers_wheels(tmp_path: Path) -> None:
+    (tmp_path / "demo_pkg-1.0.tar.gz").write_bytes(b"")
+    assert cached_archive("demo-pkg", "1.0", tmp_path) == tmp_path / "demo_pkg-1.0.tar.gz"
+    _wheel(tmp_path / "demo_pkg-1.0-py3-none-any.whl", {})
+    assert cached_archive("Demo.Pkg", "1.0", tmp_path).suffix == ".whl"
+    assert cached_archive("demo-pkg", "1.0.1", tmp_path) is None
+
+
+@pytest.mark.sglang
+def test_real_release_downloaded_with_pip_and_mapped_to_repo_paths() -> None:
+    source = PypiSource(
+        "sglang",
+        "0.5.18",
+        cache_dir=CACHE / "pypi",
+        path_prefix="python/",
+        web_url="https://github.com/sgl-project/sglang",
+        tag_pattern="v{version}",
+    )
+    snap = source.snapshot()
+    assert (snap.label, snap.kind, snap.commit) == ("0.5.18", "pypi", "0.5.18")
+    assert snap.link_base == "https://github.com/sgl-project/sglang/blob/v0.5.18/"
+    assert snap.date is not None
+    paths = {f.path for f in source.files()}
+    assert "python/sglang/srt/mem_cache/kv_cache_configurator.py" in paths
+    assert all(p.startswith("python/sglang/") for p in paths)
