@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from errkb.db import engine_from_settings, upgrade
+from errkb.explain_command import explain
 from errkb.export_command import export_site
 from errkb.ingest_command import ingest
 from errkb.settings import Settings
@@ -15,6 +16,7 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
+app.command()(explain)
 app.command("export-site")(export_site)
 
 
