@@ -32,11 +32,12 @@ def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:  # includes IndentationError and "too many nested parentheses"
-        return FileResult(status="syntax_error", detail=f"line {exc.lineno}: {exc.msg}")
+        detail = f"line {exc.lineno}: {exc.msg}"
+        return FileResult(status="syntax_error", detail=detail, parsed=True)
     except (RecursionError, MemoryError) as exc:
         return FileResult(status="too_deep", detail=f"parse: {type(exc).__name__}", parsed=True)
     except ValueError as exc:  # e.g. source the compiler rejects outright
-        return FileResult(status="syntax_error", detail=str(exc))
+        return FileResult(status="syntax_error", detail=str(exc), parsed=True)
     sites: tuple[Site, ...] = ()
     if may_raise(data, config.exceptions):
         try:

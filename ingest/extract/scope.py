@@ -1,14 +1,18 @@
 """Which assignment of a name reaches a given statement (a cheap, syntactic reaching-definition).
 
 Messages and guards often go through a local name (`msg = f"..."; raise ValueError(msg)`,
-`pd_enabled = ...; if pd_enabled:`). Rather than a full data-flow analysis we walk the statement
-lists backwards from the point of use, and through the blocks that enclose it: the first statement
-that binds the name decides. A compound statement that binds it in some branches yields one
-definition per branch (`Branches`); a branch where the name stays unbound is dropped by the
-template code, since a raise reached that way would fail with `UnboundLocalError` instead.
+`pd_enabled = ...; if pd_enabled:`). Rather than a full data-flow analysis we run the statements
+forward, symbolically, tracking only the one name: an assignment replaces its definition, `+=`
+extends it, and a compound statement that binds it yields one definition per way out of it
+(`Branches`). Paths where the name stays unbound are dropped, since a raise reached that way would
+fail with `UnboundLocalError` instead. Loops are taken as "zero or one pass".
+
+Running forward (instead of searching backwards) keeps the recursion as deep as the blocks are
+nested, not as long as the function is, and the definitions before each statement of a block are
+memoized so the many raises of one long validation function share the work.
 
 Positions are tuples of (statement list, index) from the scope's body down to the innermost block:
-the name is looked up among the statements *before* index at each level.
+a lookup at a position sees the statements *before* index at each level.
 """
 
 from __future__ import annotations
@@ -18,9 +22,8 @@ from dataclasses import dataclass
 
 Position = tuple[tuple[list[ast.stmt], int], ...]
 
-# A message built through more nested lookups than this is left as a placeholder: it bounds the
-# work (and the recursion) a hostile file can cause.
-MAX_LOOKUP_DEPTH = 40
+# Blocks nested deeper than this are not followed: it bounds the recursion a hostile file causes.
+MAX_NESTING = 60
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -140,6 +143,7 @@ class Scope:
         self.owner_class = owner_class  # for a method: the class body scope (self./cls. lookups)
         self._binds: dict[int, frozenset[str]] = {}
         self._lookups: dict[tuple[object, ...], Definition | None] = {}
+        self._prefixes: dict[tuple[object, ...], list[Definition | None]] = {}
         self._locals: frozenset[str] | None = None
 
     @property
@@ -177,30 +181,49 @@ class Scope:
         """The position after the last statement of the body."""
         return ((self.body, len(self.body)),)
 
-    def lookup(self, name: str, pos: Position, depth: int = 0) -> Definition | None:
+    def lookup(self, name: str, pos: Position) -> Definition | None:
         """The definition of `name` that reaches `pos`, or None when none does."""
         key = (name, *((id(block), index) for block, index in pos))
         if key in self._lookups:
             return self._lookups[key]
-        if depth > MAX_LOOKUP_DEPTH:
-            return Opaque(self.node)
-        result: Definition | None = None
-        for level in range(len(pos) - 1, -1, -1):
-            block, index = pos[level]
-            outer = pos[:level]
-            for j in range(index - 1, -1, -1):
-                result = self._bound_by(name, block[j], (*outer, (block, j)), depth)
-                if result is not None:
-                    break
-            if result is not None:
-                break
-        self._lookups[key] = result
-        return result
+        state: Definition | None = None
+        for level, (block, index) in enumerate(pos):
+            state = self._state_before(name, pos[:level], block, index, state)
+        self._lookups[key] = state
+        return state
 
-    def _bound_by(self, name: str, stmt: ast.stmt, at: Position, depth: int) -> Definition | None:
-        """How `stmt` (at position `at`) binds `name`, or None when it does not."""
+    def _state_before(
+        self,
+        name: str,
+        outer: Position,
+        block: list[ast.stmt],
+        index: int,
+        entry: Definition | None,
+    ) -> Definition | None:
+        """The definition reaching `block[index]`, given the one reaching the block's start."""
+        key = (name, *((id(b), i) for b, i in outer), id(block))
+        states = self._prefixes.get(key)
+        if states is None:
+            states = self._prefixes[key] = [entry]
+        while len(states) <= index:
+            k = len(states) - 1
+            states.append(self._after(name, block[k], states[-1], (*outer, (block, k))))
+        return states[index]
+
+    def _run(
+        self, name: str, block: list[ast.stmt], state: Definition | None, at: Position
+    ) -> Definition | None:
+        """The definition after running `block` (nested in the statement at `at`) from `state`."""
+        for k, stmt in enumerate(block):
+            state = self._after(name, stmt, state, (*at, (block, k)))
+        return state
+
+    def _after(
+        self, name: str, stmt: ast.stmt, state: Definition | None, at: Position
+    ) -> Definition | None:
+        """The definition of `name` after `stmt` (at position `at`) runs from `state`."""
         if name not in self.binds(stmt):
-            return None
+            return state
         if isinstance(stmt, ast.Assign):
             if any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 return Assigned(stmt.value, at)
@@ -209,34 +232,38 @@ class Scope:
             return Assigned(stmt.value, at)
         if isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-                return Augmented(self.lookup(name, at, depth + 1), stmt.value, at)
+                return Augmented(state, stmt.value, at)
             return Opaque(stmt)
         if not child_blocks(stmt) or name in direct_bindings(stmt):
             return Opaque(stmt)
-        options: dict[int, Definition] = {}
-        for block in _paths_out(stmt, name, self):
-            inner = (*at, (block, len(block))) if block else at
-            found = self.lookup(name, inner, depth + 1)
-            if found is not None:
-                options.setdefault(id(found), found)
-        return Branches(tuple(options.values()) or (None,))
+        if len(at) > MAX_NESTING:
+            return Opaque(stmt)
+
+        def run(block: list[ast.stmt], start: Definition | None) -> Definition | None:
+            return self._run(name, block, start, at)
+
+        if isinstance(stmt, ast.If):
+            return _either(run(stmt.body, state), run(stmt.orelse, state))
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            # After zero or more iterations, then the else block.
+            return _either(run(stmt.orelse, run(stmt.body, state)), run(stmt.orelse, state))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            return run(stmt.body, state)
+        if isinstance(stmt, ast.Match):
+            return _either(*(run(case.body, state) for case in stmt.cases), state)
+        t: ast.Try = stmt  # type: ignore[assignment]  # try / try*
+        done = _either(run(t.orelse, run(t.body, state)), *(run(h.body, state) for h in t.handlers))
+        return run(t.finalbody, done)
 
 
-def _paths_out(stmt: ast.stmt, name: str, scope: Scope) -> list[list[ast.stmt]]:
-    """The blocks control may leave `stmt` through; an empty list stands for "none ran"."""
-    none_ran: list[ast.stmt] = []
-    if isinstance(stmt, ast.If):
-        return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-        return [stmt.body, stmt.orelse, none_ran]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [stmt.body]
-    if isinstance(stmt, ast.Match):
-        return [*(c.body for c in stmt.cases), none_ran]
-    t = stmt  # a try statement
-    finalbody: list[ast.stmt] = t.finalbody  # type: ignore[attr-defined]
-    if any(name in scope.binds(s) for s in finalbody):
-        return [finalbody]
-    orelse: list[ast.stmt] = t.orelse  # type: ignore[attr-defined]
-    ok = orelse if any(name in scope.binds(s) for s in orelse) else t.body  # type: ignore[attr-defined]
-    return [ok, *(h.body for h in t.handlers)]  # type: ignore[attr-defined]
+def _either(*options: Definition | None) -> Definition | None:
+    """One definition for several paths; paths leaving the name unbound are dropped."""
+    unique: dict[int, Definition] = {}
+    for option in options:
+        if option is not None:
+            unique.setdefault(id(option), option)
+    if not unique:
+        return None
+    if len(unique) == 1:
+        return next(iter(unique.values()))
+    return Branches(tuple(unique.values()))

@@ -18,7 +18,7 @@ from ingest.extract.scope import Scope
 from ingest.extract.snippet import snippet_for
 from ingest.extract.source import SourceLines
 from ingest.extract.templates import TemplateBuilder
-from ingest.records import Site
+from ingest.records import Segment, Site, Template
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -136,13 +136,20 @@ class SiteFinder:
         builder: TemplateBuilder,
         names: tuple[str, ...],
     ) -> None:
-        conditions, outermost = guard_chain(frames, scope)
+        try:
+            conditions, outermost = guard_chain(frames, scope)
+        except RecursionError:  # a pathologically deep test loses the chain, not the file
+            conditions, outermost = (), None
         start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
         args = exc.args if isinstance(exc, ast.Call) else []
+        try:
+            template = builder.template(exc, position(frames))
+        except RecursionError:  # a pathologically deep message loses its resolution, not the file
+            template = Template((Segment("placeholder", self.lines.segment(args[0])),), "other")
         self.sites.append(
             Site(
                 exception=name,
-                template=builder.template(exc, position(frames)),
+                template=template,
                 path=self.path,
                 line=start,
                 end_line=end,

@@ -21,6 +21,8 @@ class SourceLines:
         """The lines, split on first use (files without sites never need them)."""
         if self._lines is None:
             self._lines = self.text.split("\n")
+            if self._lines[-1] == "":  # the text after the final newline is not a line
+                self._lines.pop()
         return self._lines
 
     def __len__(self) -> int:

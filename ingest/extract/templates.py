@@ -23,7 +23,7 @@ from ingest.extract.formats import Field, Piece, format_pieces, percent_pieces
 from ingest.extract.scope import Assigned, Augmented, Branches, Definition, Position, Scope
 from ingest.records import Segment, Template
 
-MAX_DEPTH = 30  # nested resolutions (names bound to names...) before giving up on an expression
+MAX_DEPTH = 200  # nested resolutions (names bound to names, branches) before giving up
 MAX_REPEAT = 200  # longest text kept from `"-" * n`
 
 Segs = list[Segment]
@@ -66,8 +66,15 @@ def merged(options: list[Segs], name: str) -> Segs:
     while suffix < shortest - prefix and all(u[-1 - suffix] == last[-1 - suffix] for u in units):
         suffix += 1
     head, tail = units[0][:prefix], units[0][len(units[0]) - suffix :]
+    gap = _placeholder(name)
+    # The differing middle may border a placeholder of the same name (merging an earlier merge):
+    # one `{name}` stands for both, so repeated merges do not grow the template.
+    if head and head[-1] == gap:
+        head = head[:-1]
+    if tail and tail[0] == gap:
+        tail = tail[1:]
     out: Segs = [u if isinstance(u, Segment) else _text(u) for u in head]
-    out.append(_placeholder(name))
+    out.append(gap)
     out.extend(u if isinstance(u, Segment) else _text(u) for u in tail)
     return out
 
@@ -120,7 +127,7 @@ class TemplateBuilder:
             value = expr.value
             return [_text(value if isinstance(value, str) else str(value))]
         if isinstance(expr, ast.JoinedStr):
-            return self._fstring(expr)
+            return self._fstring(expr, scope, pos, depth)
         if isinstance(expr, ast.BinOp):
             found = self._binop(expr, scope, pos, depth)
             if found is not None:
@@ -140,7 +147,7 @@ class TemplateBuilder:
             return merged(options, ast.unparse(expr))
         return [_placeholder(ast.unparse(expr))]
 
-    def _fstring(self, expr: ast.JoinedStr) -> Segs:
+    def _fstring(self, expr: ast.JoinedStr, scope: Scope, pos: Position, depth: int) -> Segs:
         out: Segs = []
         for value in expr.values:
             if isinstance(value, ast.Constant):
@@ -148,7 +155,14 @@ class TemplateBuilder:
             elif isinstance(value, ast.FormattedValue):
                 conv = chr(value.conversion) if value.conversion > 0 else None
                 spec = _spec_text(value.format_spec) if value.format_spec else None
-                out.append(_placeholder(ast.unparse(value.value), conv, spec))
+                field = value.value
+                if conv is None and spec is None and isinstance(field, (ast.Name, ast.Attribute)):
+                    # `f"{PREFIX}: ..."`: a field naming known text is that text.
+                    inner = self.segments(field, scope, pos, depth + 1)
+                    if any(s.kind == "text" and s.text for s in inner):
+                        out.extend(inner)
+                        continue
+                out.append(_placeholder(ast.unparse(field), conv, spec))
         return out
 
     def _binop(self, expr: ast.BinOp, scope: Scope, pos: Position, depth: int) -> Segs | None:
