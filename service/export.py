@@ -186,7 +186,7 @@ def _write_flags(session: Session, out: _Writer, base: str) -> int:
     )
     errors = flag_errors(session)
     defs = flag_definitions(session, sorted(errors))
-    labels = dict(session.execute(select(Snapshot.id, Snapshot.label)).tuples().all())
+    labels = {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
     for s in summaries:
         rel = f"flags/{flag_slug(s.flag)}.html"
         flag_defs = defs.get(s.flag, [])

@@ -278,7 +278,7 @@ def _labels_by_id(session: SessionDep) -> dict[int, str]:
 
     from errkb.models import Snapshot
 
-    return dict(session.execute(select(Snapshot.id, Snapshot.label)).tuples().all())
+    return {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
 
 
 @router.get("/static/pygments.css")
