@@ -39,7 +39,7 @@ def code_digest() -> str:
 
 
 def ingest_pinned_releases(url: str, cache_dir: Path = CACHE) -> None:
-    """Ingest every pinned release of pins.toml (never git: tests must not depend on the network)."""
+    """Ingest every pinned release in pins.toml (never git: tests must not need the network)."""
     engine = make_engine(url)
     try:
         upgrade(engine)

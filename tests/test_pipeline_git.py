@@ -14,14 +14,14 @@ from ingest.pins import RepoPin
 from ingest.pipeline import Job, ingest_snapshot
 from ingest.sources.git import GitSource
 
-A = '''def check(x):
+A = """def check(x):
     if x < 0:
         raise ValueError(f"x must be positive, got {x}")
-'''
-B = '''class Config:
+"""
+B = """class Config:
     def validate(self):
         raise ValueError("mode is not supported")
-'''
+"""
 B_EDITED = B.replace("mode is not supported", "mode is not supported on this platform")
 PLAIN = "VALUE = 1\n"
 
@@ -48,8 +48,9 @@ def test_git_history(engine: Engine, tmp_path: Path) -> None:
     job = Job(engine=engine, workers=1)
     summaries = []
     for sha in shas:
-        with GitSource(str(tmp_path / "proj"), sha[:7], cache_dir=tmp_path / "cache",
-                       web_url=pin.web_url) as source:
+        with GitSource(
+            str(tmp_path / "proj"), sha[:7], cache_dir=tmp_path / "cache", web_url=pin.web_url
+        ) as source:
             summaries.append(ingest_snapshot(source, pin, pin.extract_config(100_000), job))
 
     # Commit 1 parses its two raising files; the move reuses every blob; the edit parses one.
@@ -58,8 +59,9 @@ def test_git_history(engine: Engine, tmp_path: Path) -> None:
     assert [s.sites for s in summaries] == [2, 2, 2]
 
     with engine.connect() as conn:
-        stored = conn.execute(select(Snapshot.commit, Snapshot.label, Snapshot.link_base)
-                              .order_by(Snapshot.sort_key)).all()
+        stored = conn.execute(
+            select(Snapshot.commit, Snapshot.label, Snapshot.link_base).order_by(Snapshot.sort_key)
+        ).all()
     assert [c for c, _, _ in stored] == shas
     assert all(re.fullmatch(r"[0-9a-f]{40}", c) for c, _, _ in stored)
     assert [label for _, label, _ in stored] == [f"{s[:7]}@{s[:10]}" for s in shas]

@@ -22,8 +22,22 @@ def test_blob_sha_is_gits_blob_hash(tmp_path: Path) -> None:
 
 
 def test_version_sort_key_orders_like_packaging() -> None:
-    ordered = ["0.4.1", "0.5.9", "0.5.18", "0.5.19rc1", "0.5.19", "0.5.19.post1", "0.5.20", "1.0.dev1",
-               "1.0a1", "1.0b2", "1.0rc1", "1.0", "1.0.1", "2!0.1"]
+    ordered = [
+        "0.4.1",
+        "0.5.9",
+        "0.5.18",
+        "0.5.19rc1",
+        "0.5.19",
+        "0.5.19.post1",
+        "0.5.20",
+        "1.0.dev1",
+        "1.0a1",
+        "1.0b2",
+        "1.0rc1",
+        "1.0",
+        "1.0.1",
+        "2!0.1",
+    ]
     keys = [version_sort_key(v) for v in ordered]
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
@@ -31,7 +45,10 @@ def test_version_sort_key_orders_like_packaging() -> None:
 
 def test_repo_path_maps_wheel_and_sdist_members() -> None:
     assert repo_path("sglang/srt/x.py", "python/", sdist=False) == "python/sglang/srt/x.py"
-    assert repo_path("sglang-0.5.18/sglang/srt/x.py", "python/", sdist=True) == "python/sglang/srt/x.py"
+    assert (
+        repo_path("sglang-0.5.18/sglang/srt/x.py", "python/", sdist=True)
+        == "python/sglang/srt/x.py"
+    )
     assert repo_path("sglang-0.5.18/setup.py", "python/", sdist=True) == "python/setup.py"
     assert repo_path("../evil.py", "", sdist=False) is None
     assert repo_path("/abs/evil.py", "", sdist=False) is None

@@ -1,0 +1,159 @@
+"""The pipeline on real databases: hostile files are counted not fatal, the cache is shared across
+sources and paths, a snapshot is all or nothing, and ingesting twice changes nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from dbdump import dump
+from gitrepo import commit, new_repo
+from sqlalchemy import Engine, func, select
+
+from errkb.models import Error, FileCache, Meta, Occurrence, Snapshot
+from ingest.pins import RepoPin
+from ingest.pipeline import Job, ingest_snapshot
+from ingest.sources.folder import FolderSource
+from ingest.sources.git import GitSource
+
+PIN = RepoPin(name="tests/hostile")
+GOOD = (
+    'def f(mode):\n    if mode not in ("a", "b"):\n        raise ValueError(f"bad mode {mode!r}")\n'
+)
+
+
+def hostile_tree(root: Path) -> Path:
+    """A folder with one file of each kind of trouble, plus good files."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "good.py").write_text(GOOD)
+    (root / "pkg" / "copy_of_good.py").write_text(GOOD)  # same blob, other path
+    (root / "pkg" / "quiet.py").write_text("x = 1\n")
+    (root / "pkg" / "syntax.py").write_text("raise ValueError('x'\n")
+    (root / "pkg" / "latin1.py").write_bytes(b"# \xe9\xff\nraise ValueError('caf\xe9')\n")
+    (root / "pkg" / "nul.py").write_bytes(b"raise ValueError('a')\x00\n")
+    deep = "x = 1" + " + 1" * 100_000 + "\nraise ValueError('deep')\n"  # RecursionError
+    (root / "pkg" / "deep.py").write_text(deep)
+    (root / "pkg" / "huge.py").write_text("raise ValueError('huge')\n" + "#" * 600_000)
+    (root.parent / "outside.py").write_text("raise ValueError('outside')\n")
+    os.symlink(root.parent / "outside.py", root / "pkg" / "escape.py")
+    return root
+
+
+def _ingest(engine: Engine, root: Path, label: str = "v1", workers: int = 1, **job_args):
+    source = FolderSource(root, label, max_bytes=500_000)
+    job = Job(engine=engine, workers=workers, **job_args)
+    return ingest_snapshot(source, PIN, PIN.extract_config(500_000), job)
+
+
+def test_hostile_files_are_skipped_and_counted(engine: Engine, tmp_path: Path) -> None:
+    summary = _ingest(engine, hostile_tree(tmp_path / "proj"))
+    assert summary.status == "ingested" and summary.files == 9
+    assert summary.skipped == {
+        "not_utf8": 1,
+        "null_bytes": 1,
+        "syntax_error": 1,
+        "too_deep": 1,
+        "too_large": 1,
+        "unsafe": 1,
+    }
+    assert summary.prefiltered == 1  # quiet.py never mentions ValueError
+    assert summary.sites == 2 and summary.errors == 1
+    with engine.connect() as conn:
+        paths = sorted(conn.execute(select(Occurrence.path)).scalars())
+        stored = conn.execute(select(Snapshot.skipped, Snapshot.files)).one()
+    # The two copies share one cached result, yet each occurrence keeps its own path.
+    assert paths == ["pkg/copy_of_good.py", "pkg/good.py"]
+    assert stored == (summary.skipped, 9)
+
+
+def test_cache_is_shared_across_sources(engine: Engine, tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "m.py").write_text(GOOD)
+    folder = _ingest(engine, root, label="folder")
+    assert (folder.files_parsed, folder.cache_hits) == (1, 0)
+    repo = new_repo(tmp_path / "git")
+    commit(repo, "same content, other path", {"elsewhere/m.py": GOOD}, day=0)
+    repo.close()
+    with GitSource(str(tmp_path / "git"), "main", cache_dir=tmp_path / "c") as source:
+        summary = ingest_snapshot(source, PIN, PIN.extract_config(500_000), Job(engine=engine))
+    assert (summary.files_parsed, summary.cache_hits, summary.sites) == (0, 1, 1)
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(FileCache)).scalar() == 1
+        assert sorted(conn.execute(select(Occurrence.path)).scalars()) == [
+            "elsewhere/m.py",
+            "lib/m.py",
+        ]
+
+
+def test_ingesting_twice_changes_nothing(engine: Engine, tmp_path: Path) -> None:
+    root = hostile_tree(tmp_path / "proj")
+    _ingest(engine, root)
+    before = dump(engine)
+    with engine.connect() as conn:
+        generation = conn.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
+    again = _ingest(engine, root, label="another label, same content")
+    assert again.status == "already ingested" and again.files == 0
+    assert dump(engine) == before
+    with engine.connect() as conn:
+        assert (
+            conn.execute(select(Meta.value).where(Meta.key == "generation")).scalar() == generation
+        )
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_failed_snapshot_leaves_nothing_but_cache(engine: Engine, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    (first / "pkg").mkdir(parents=True)
+    (first / "pkg" / "one.py").write_text("raise ValueError('one')\n")
+    _ingest(engine, first, label="first")
+    before = dump(engine)
+
+    def crash() -> None:
+        raise Interrupted
+
+    root = hostile_tree(tmp_path / "proj")
+    with pytest.raises(Interrupted):
+        _ingest(engine, root, label="second", before_commit=crash)
+    after = dump(engine)
+    assert after["file_cache"] != before["file_cache"]  # parse results are kept...
+    assert {k: v for k, v in after.items() if k != "file_cache"} == {
+        k: v for k, v in before.items() if k != "file_cache"
+    }  # ...but no part of the snapshot is
+    summary = _ingest(engine, root, label="second")
+    assert summary.status == "ingested" and summary.files_parsed == 0
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Snapshot)).scalar() == 2
+        assert conn.execute(select(func.count()).select_from(Error)).scalar() == 2
+
+
+def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for i in range(40):
+        (root / f"m{i // 10}").mkdir(parents=True, exist_ok=True)
+        body = "".join(
+            f"def f{j}(x):\n    if x == {j}:\n        raise ValueError(f'case {i}-{j}: {{x}}')\n"
+            for j in range(20)
+        )
+        (root / f"m{i // 10}" / f"f{i}.py").write_text(body + "#" * 8000)  # enough bytes to start processes
+    summary = _ingest(engine, root, workers=2)
+    assert summary.files_parsed == 40 and summary.sites == 800 and summary.errors == 800
+    parallel = dump(engine)
+    with engine.begin() as conn:
+        for table in (
+            "occurrences",
+            "error_flags",
+            "flags",
+            "errors",
+            "snapshots",
+            "file_cache",
+            "meta",
+        ):
+            conn.exec_driver_sql(f"DELETE FROM {table}")
+    inline = _ingest(engine, root, workers=1)
+    assert inline.files_parsed == 40
+    assert dump(engine) == parallel
