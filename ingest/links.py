@@ -14,10 +14,15 @@ changing that flag alone avoids the guard) or it is one alternative among severa
 
 Rule against false links: dests are plain words and most attribute reads of `.model` or `.port`
 are not the server's options. An attribute read counts only when the object it is read from
-looks like settings - a name or attribute ending in `args`, `settings`, `options`, `opts`,
-`config_args`, or a no-argument `get_*()` call (the runtime's settings namespaces) - or when the
-dest itself is specific: at least two words and 12 characters (`enable_unified_memory`), which
-projects do not reuse for unrelated attributes. Bare local names never count.
+looks like settings - a name or attribute ending in `args`, `settings`, `options` or `opts`, or
+a no-argument `get_*()` call (the runtime's settings namespaces) - or when the dest itself is
+specific: at least three words or 16 characters (`enable_unified_memory`,
+`disaggregation_mode`), which projects do not reuse for unrelated attributes. Two-word names such
+as `model_config` or `tp_size` are often other objects' attributes (`self.model_config` is a
+model's config object, not `--model-config`), so they need a settings-like object. Flags that
+come from argparse calls (scripts, benchmarks, tools) are linked from `args.x`-like reads only in
+the file that defines them or in the settings module: a benchmark's `--backend` says nothing
+about `self.args.backend` elsewhere. Bare local names count only through their resolution.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 from ingest.records import Condition, FlagDef, Site
 
 _SETTINGS_SUFFIXES = ("args", "settings", "options", "opts")
-_SPECIFIC_MIN_LEN = 12
+_SPECIFIC_MIN_LEN = 16
 _BOOLEAN_KINDS = frozenset({"if", "elif", "else", "while", "assert"})
 _MAX_DEPTH = 8  # local-name resolution chains; cycles and deep chains stop here
 _FLIP = {
@@ -91,41 +96,68 @@ def looks_like_settings(obj: ast.expr) -> bool:
 
 def is_specific(dest: str) -> bool:
     """A dest distinctive enough to be linked from any attribute read."""
-    return dest.count("_") >= 1 and len(dest) >= _SPECIFIC_MIN_LEN
+    return dest.count("_") >= 2 or (dest.count("_") >= 1 and len(dest) >= _SPECIFIC_MIN_LEN)
 
 
-def settings_dest(node: ast.AST, catalog: Mapping[str, FlagDef]) -> str | None:
-    """The dest a node reads, if it is a settings-like read of a catalog flag."""
-    if isinstance(node, ast.Attribute) and node.attr in catalog:
-        if looks_like_settings(node.value) or is_specific(node.attr):
-            return node.attr
-    if (  # getattr(server_args, "tp_size", 1)
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr"
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and node.args[1].value in catalog
-    ):
-        dest = str(node.args[1].value)
-        if looks_like_settings(node.args[0]) or is_specific(dest):
-            return dest
-    return None
+@dataclass(frozen=True)
+class Reads:
+    """Which reads count as reads of a catalog flag at one site (the rule against false links).
+
+    A settings-class field is read from a settings-like object, or from any object when its
+    name is specific. An argparse flag (scripts, benchmarks) is read only from an args-like
+    object, and only in the file that defines it or in the settings module itself.
+    """
+
+    catalog: Mapping[str, FlagDef]
+    site_path: str = ""
+    server_paths: frozenset[str] = frozenset()
+
+    def dest(self, node: ast.AST) -> str | None:
+        """The dest a node reads (`x.dest` or `getattr(x, "dest", ...)`), if it counts."""
+        if isinstance(node, ast.Attribute):
+            name, obj = node.attr, node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            name, obj = node.args[1].value, node.args[0]
+        else:
+            return None
+        flag = self.catalog.get(name)
+        if flag is None:
+            return None
+        settings = looks_like_settings(obj)
+        if flag.origin == "dataclass":
+            return name if settings or is_specific(name) else None
+        own = flag.path == self.site_path or flag.path in self.server_paths
+        return name if settings and own else None
 
 
 class _Analyzer:
     """Walks one condition's boolean structure, tracking the truth value the raise needs."""
 
-    def __init__(self, catalog: Mapping[str, FlagDef], resolved: Mapping[str, str]) -> None:
-        self.catalog = catalog
+    def __init__(self, reads: Reads, resolved: Mapping[str, str]) -> None:
+        self.reads = reads
         self.resolved = resolved
+
+    def _deref(self, node: ast.expr) -> tuple[ast.expr, str | None]:
+        """A local name resolved to a flag read stands for that read (`tp = args.tp_size`)."""
+        if isinstance(node, ast.Name) and node.id in self.resolved:
+            sub = _parse(self.resolved[node.id])
+            if sub is not None and self.reads.dest(sub) is not None:
+                return sub, node.id
+        return node, None
 
     def uses(
         self, node: ast.AST, need: bool, required: bool, via: str | None, depth: int = 0
     ) -> Iterator[_Use]:
         if depth > _MAX_DEPTH:
             return
-        if (dest := settings_dest(node, self.catalog)) is not None:
+        if (dest := self.reads.dest(node)) is not None:
             yield _Use(dest, "on" if need else "off", None, required, via)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             yield from self.uses(node.operand, not need, required, via, depth)
@@ -148,12 +180,13 @@ class _Analyzer:
         self, node: ast.Compare, need: bool, required: bool, via: str | None, depth: int
     ) -> Iterator[_Use]:
         op = _OPS.get(type(node.ops[0]))
-        left, right = node.left, node.comparators[0]
-        dest = settings_dest(left, self.catalog)
-        if dest is None and op in _MIRROR and settings_dest(right, self.catalog) is not None:
+        (left, via_left), (right, via_right) = map(self._deref, (node.left, node.comparators[0]))
+        via = via or via_left or via_right
+        dest = self.reads.dest(left)
+        if dest is None and op in _MIRROR and self.reads.dest(right) is not None:
             left, right, op = right, left, _MIRROR[op]  # `"null" != args.mode`
-            dest = settings_dest(left, self.catalog)
-        if op is None or dest is None or settings_dest(right, self.catalog) is not None:
+            dest = self.reads.dest(left)
+        if op is None or dest is None or self.reads.dest(right) is not None:
             yield from self._other(node, required, via, depth)
             return
         op = op if need else _FLIP[op]
@@ -174,7 +207,7 @@ class _Analyzer:
     def _other(self, node: ast.AST, required: bool, via: str | None, depth: int) -> Iterator[_Use]:
         """Any read of a flag in a non-boolean position: its use is `other`."""
         for child in ast.walk(node):
-            if (dest := settings_dest(child, self.catalog)) is not None:
+            if (dest := self.reads.dest(child)) is not None:
                 yield _Use(dest, "other", None, required, via)
             elif isinstance(child, ast.Name) and child.id in self.resolved:
                 sub = _parse(self.resolved[child.id])
@@ -206,11 +239,11 @@ def message_flags(literal: str) -> list[str]:
     return found
 
 
-def _condition_uses(cond: Condition, catalog: Mapping[str, FlagDef]) -> list[_Use]:
+def _condition_uses(cond: Condition, reads: Reads) -> list[_Use]:
     node = _parse(cond.expr)
     if node is None:
         return []
-    analyzer = _Analyzer(catalog, dict(cond.resolved))
+    analyzer = _Analyzer(reads, dict(cond.resolved))
     if cond.kind in _BOOLEAN_KINDS:
         return list(analyzer.uses(node, cond.holds, True, None))
     return list(analyzer._other(node, True, None, 0))
@@ -219,6 +252,8 @@ def _condition_uses(cond: Condition, catalog: Mapping[str, FlagDef]) -> list[_Us
 def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[str, Any]]:
     """Flags involved in a site; `catalog` maps dest name -> FlagDef for the snapshot."""
     by_flag = {name: dest for dest, f in catalog.items() for name in f.flags}
+    server_paths = frozenset(f.path for f in catalog.values() if f.origin == "dataclass")
+    reads = Reads(catalog, site.path, server_paths)
     out: dict[str, dict[str, Any]] = {}
 
     def entry(dest: str) -> dict[str, Any]:
@@ -232,6 +267,7 @@ def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[s
                 "value": None,
                 "condition": None,
                 "required": False,
+                "via": None,
                 "cli": f.cli,
             }
         return out[dest]
@@ -246,12 +282,12 @@ def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[s
     for seg in site.template.segments:
         node = _parse(seg.text) if seg.kind == "placeholder" else None
         for child in ast.walk(node) if node is not None else ():
-            if (dest := settings_dest(child, catalog)) is not None:
+            if (dest := reads.dest(child)) is not None:
                 e = entry(dest)
                 if "message" not in e["sides"]:
                     e["sides"].append("message")
     for cond in site.conditions:
-        for use in _condition_uses(cond, catalog):
+        for use in _condition_uses(cond, reads):
             e = entry(use.dest)
             if "condition" not in e["sides"]:
                 e["sides"].append("condition")

@@ -38,6 +38,7 @@ CATALOG = {
         flag("port", type_="int", default="30000"),
         flag("speculative_algorithm", type_="str", default="None"),
         flag("chunked_prefill_size", type_="int", default="None"),
+        flag("model_config", type_="str", default="None"),
     )
 }
 
@@ -155,6 +156,7 @@ def test_generic_dests_need_a_settings_like_object() -> None:
                 cond("request.port > 0"),
                 cond("self.tp_size > 1"),
                 cond("layer.chunked_prefill_size"),  # specific dest: linked from any object
+                cond("self.model_config.hf_config is None"),  # two words: an object's attribute
             )
         )
     )
@@ -191,3 +193,61 @@ def test_message_flag_tokens() -> None:
 def test_unparsable_or_cyclic_resolution_is_harmless() -> None:
     s = site((cond("a", a="b", b="a"), cond("x(", holds=True), cond("for x in", kind="for")))
     assert flag_involvements(s, CATALOG) == []
+
+
+def test_argparse_flags_link_only_in_their_own_file_or_the_settings_module() -> None:
+    tool = FlagDef(
+        ("--backend",),
+        "backend",
+        "str",
+        None,
+        None,
+        "Bench backend.",
+        "bench/serving.py",
+        5,
+        "argparse",
+    )
+    manual = FlagDef(
+        ("--config",),
+        "config",
+        "str",
+        None,
+        None,
+        "Config file.",
+        "srv/server_args.py",
+        900,
+        "argparse",
+    )
+    catalog = {**CATALOG, "backend": tool, "config": manual}
+    elsewhere = site((cond("args.backend == 'vllm'"), cond("server_args.config")))
+    links = {e["dest"]: e for e in flag_involvements(elsewhere, catalog)}
+    assert set(links) == {"config"}
+    own = Site(**{**elsewhere.__dict__, "path": "bench/serving.py"})
+    links = {e["dest"]: e for e in flag_involvements(own, catalog)}
+    assert links["backend"]["polarity"] == "eq" and links["backend"]["value"] == "'vllm'"
+    # a specific-looking argparse dest read from a non-args object is never linked
+    hdr = FlagDef(
+        ("--model-identity-sha256",),
+        "model_identity_sha256",
+        "str",
+        None,
+        None,
+        "Digest.",
+        "tools/pack.py",
+        3,
+        "argparse",
+    )
+    s = Site(
+        **{
+            **elsewhere.__dict__,
+            "path": "tools/pack.py",
+            "conditions": (cond("header.model_identity_sha256 != want"),),
+        }
+    )
+    assert flag_involvements(s, {"model_identity_sha256": hdr}) == []
+
+
+def test_local_resolved_to_a_flag_read_compares_like_the_read() -> None:
+    links = by_dest(site((cond("tp != 1", tp="server_args.tp_size"),)))
+    assert (links["tp_size"]["polarity"], links["tp_size"]["value"]) == ("ne", "1")
+    assert links["tp_size"]["via"] == "tp"

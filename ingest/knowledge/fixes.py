@@ -13,7 +13,13 @@ from collections.abc import Collection
 from ingest.knowledge import message
 from ingest.knowledge.commands import ANY_VALUE, escape, trigger_args
 from ingest.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
-from ingest.knowledge.wording import code, condition_clauses, default_words, flag_name
+from ingest.knowledge.wording import (
+    code,
+    condition_clauses,
+    default_words,
+    flag_name,
+    flag_state,
+)
 from ingest.records import Site
 
 MAX_HELP = 220
@@ -160,11 +166,14 @@ def example_fix(
     if not guarded:
         return None
     args: dict[str, tuple[str, ...]] = {}
+    unset: list[Involvement] = []  # needed by the guard, but no value can be derived for them
     for f in guarded:
         trig = trigger_args(f)
         if trig is None:
-            return None  # a flag the guard needs cannot be set from its definition
-        args[f.dest] = trig
+            unset.append(f)
+        else:
+            args[f.dest] = trig
+    guarded = [f for f in guarded if f.dest in args]
     fix = next(((f, e) for f in guarded if (e := escape(f)) is not None), None)
     if fix is None:
         return None
@@ -180,9 +189,11 @@ def example_fix(
         c
         for cond in site.conditions
         for c in condition_clauses(cond, flags)
-        if not any(c.startswith(f.flag + " ") for f in guarded)
+        if not any(c.startswith(f.flag + " ") for f in flags if f.in_condition)
     ]
     notes = [f"After: {esc.text[:1].lower() + esc.text[1:]}, so the guard no longer holds."]
+    if unset:
+        notes.append("Before also needs " + "; ".join(flag_state(f) for f in unset) + ".")
     if others:
         notes.append(
             "The guard also needs state the command line does not set: "

@@ -18,26 +18,15 @@ QUOTAS = (
     ("same file", 2),
     ("similar message", 2),
 )
+_SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum()}
 _STOP = frozenset("a an the of to in on for is are be not with and or by it this that".split())
 
 
 def words(text: str) -> set[str]:
     """Lowercase alphanumeric words of a message, without placeholders and stop words."""
-    out, cur, depth = set(), [], 0
-    for ch in text + " ":
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and ch.isalnum():
-            cur.append(ch.lower())
-            continue
-        if cur:
-            word = "".join(cur)
-            if word not in _STOP and len(word) > 1:
-                out.add(word)
-            cur = []
-    return out
+    literal = "".join(part.split("}", 1)[-1] for part in text.split("{"))
+    folded = literal.lower().translate(_SEPARATORS)
+    return {w for w in folded.split() if len(w) > 1 and w not in _STOP}
 
 
 def similarity(a: str, b: str) -> float:
@@ -63,7 +52,11 @@ def rank_related(
         if known is None or order.index(_kind(c.reason)) < order.index(_kind(known.reason)):
             best[c.id] = c
     by_kind: dict[str, list[RelatedError]] = {k: [] for k in order}
+    titles: set[str] = set()
     for c in best.values():  # insertion order = the caller's ranking within a kind
+        if c.title in titles:
+            continue  # distinct errors that read the same add nothing to the list
+        titles.add(c.title)
         by_kind[_kind(c.reason)].append(c)
     picked: list[RelatedError] = []
     for kind, quota in QUOTAS:
