@@ -3,8 +3,10 @@
 Errors are usually caused by a combination of options, so every entry names the options it
 involves. Projects declare them in two ways, and both are read statically from the syntax tree:
 `parser.add_argument("--flag", ...)` calls anywhere in the tree, and the fields of settings
-dataclasses named in the config (`flag_classes`), whose fields become `--field-name` options,
+classes named in the config (`flag_classes`), whose fields become `--field-name` options,
 written `name: type = default` or `name: Annotated[type, "help", Arg(help=..., choices=...)]`.
+A `flag_classes` entry is a class name (`ServerArgs`) or `path-glob:class-glob` for settings
+split over many classes (`*/arg_groups/fields/*.py:*`: every class of those files).
 `ingest.extract` calls `flags_from_tree` on each parsed file; the pipeline merges the results of
 a snapshot with `flag_catalog`.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import replace
+from fnmatch import fnmatchcase
 
 from ingest.records import FlagDef
 
@@ -273,16 +276,32 @@ def _attribute_docs(body: list[ast.stmt]) -> dict[int, str]:
     return docs
 
 
+def _split_spec(spec: str) -> tuple[str | None, str]:
+    """`"ServerArgs"` -> (None, "ServerArgs"); `"*/fields/*.py:*"` -> ("*/fields/*.py", "*")."""
+    path, sep, cls = spec.rpartition(":")
+    return (path, cls) if sep else (None, spec)
+
+
+def class_markers(flag_classes: tuple[str, ...]) -> tuple[bytes, ...]:
+    """Bytes a file must contain to define one of the flag classes (for the prefilter)."""
+    out = []
+    for spec in flag_classes:
+        cls = _split_spec(spec)[1]
+        out.append(b"class " if any(ch in cls for ch in "*?[") else cls.encode())
+    return tuple(out)
+
+
 def flags_from_tree(
     tree: ast.Module, source: str, path: str, flag_classes: tuple[str, ...]
 ) -> tuple[FlagDef, ...]:
     """Every flag defined in one parsed file (argparse `add_argument` calls, flag-class fields)."""
     src = _Source(source)
-    wanted = set(flag_classes)
+    wanted = [_split_spec(spec) for spec in flag_classes]
+    wanted = [(p, c) for p, c in wanted if p is None or fnmatchcase(path, p)]
     out: list[FlagDef] = []
     defaults: dict[str, dict[str, str]] | None = None
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name in wanted:
+        if isinstance(node, ast.ClassDef) and any(fnmatchcase(node.name, c) for _, c in wanted):
             docs = _attribute_docs(node.body)
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and (f := _dataclass_flag(stmt, path, src)):

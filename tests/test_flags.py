@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from wheels import sglang_wheel
 
-from ingest.flags import flag_catalog, flags_from_tree
+from ingest.flags import class_markers, flag_catalog, flags_from_tree
 from ingest.records import FlagDef
 
 
@@ -218,3 +218,43 @@ def test_sglang_0_4_1_add_argument_release_yields_its_flags() -> None:
     trc = catalog["trust_remote_code"]
     assert trc.type == "bool" and trc.help and trc.help.startswith("Whether or not to allow")
     assert catalog["load_format"].choices and "safetensors" in catalog["load_format"].choices
+
+
+def test_flag_class_patterns_select_classes_by_file_and_name() -> None:
+    source = textwrap.dedent(
+        """
+        class Memory(msgspec.Struct):
+            _NS_PATH = "memory"
+            enable_unified_memory: A[bool, "One pool."] = False
+        class Parallel(msgspec.Struct):
+            tp_size: A[int, Arg(help="TP.", aliases=["--tensor-parallel-size"])] = 1
+        """
+    )
+    tree = ast.parse(source)
+    spec = ("*/arg_groups/fields/*.py:*",)
+    inside = flags_from_tree(tree, source, "python/pkg/arg_groups/fields/memory.py", spec)
+    assert {f.dest for f in inside} == {"enable_unified_memory", "tp_size"}
+    assert flags_from_tree(tree, source, "python/pkg/models/memory.py", spec) == ()
+    named = flags_from_tree(tree, source, "any.py", ("Parallel",))
+    assert [f.dest for f in named] == ["tp_size"]
+    assert class_markers(("ServerArgs", "*/fields/*.py:*", "x.py:Mem?")) == (
+        b"ServerArgs",
+        b"class ",
+        b"class ",
+    )
+
+
+@pytest.mark.sglang
+def test_sglang_0_5_23_fields_classes_hold_the_server_flags() -> None:
+    spec = ("ServerArgs", "*/srt/arg_groups/fields/*.py:*")
+    defs: list[FlagDef] = []
+    with zipfile.ZipFile(sglang_wheel("0.5.23")) as zf:
+        for name in zf.namelist():
+            if "/srt/arg_groups/fields/" in name and name.endswith(".py"):
+                source = zf.read(name).decode()
+                defs += flags_from_tree(ast.parse(source), source, "python/" + name, spec)
+    catalog = flag_catalog(defs)
+    print(f"\n0.5.23 arg_groups/fields: {len(defs)} settings fields")
+    assert len(defs) > 400 and all(f.origin == "dataclass" for f in defs)
+    assert catalog["enable_unified_memory"].path.endswith("fields/memory.py")
+    assert catalog["disaggregation_mode"].choices == ("null", "prefill", "decode")

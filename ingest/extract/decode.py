@@ -7,6 +7,7 @@ bad file costs a status string, never a crash or a long stall.
 
 from __future__ import annotations
 
+from ingest.flags import class_markers
 from ingest.records import ExtractConfig, FileResult
 
 FLAG_MARKER = b"add_argument"
@@ -20,7 +21,7 @@ def may_raise(data: bytes, exceptions: tuple[str, ...]) -> bool:
 
 def may_define_flags(data: bytes, flag_classes: tuple[str, ...]) -> bool:
     """True when the bytes may define command-line flags (argparse call or a flag class)."""
-    return FLAG_MARKER in data or any(name.encode() in data for name in flag_classes)
+    return FLAG_MARKER in data or any(m in data for m in class_markers(flag_classes))
 
 
 def rejected(data: bytes, config: ExtractConfig) -> FileResult | None:
