@@ -43,6 +43,14 @@ def test_recursion_deep_inside_one_raise_keeps_the_site() -> None:
     assert site.template.segments[0].text.startswith("'s'+a+a")
 
 
+def test_syntax_warnings_of_scanned_code_neither_fail_nor_leak() -> None:
+    # pytest runs with filterwarnings=error: a leaked SyntaxWarning would fail the parse.
+    data = b'def f(s):\n    """\\( not an escape"""\n    raise ValueError("x")\n'
+    result = extract_file(data, "warn.py", CONFIG)
+    assert result.status == "ok", result.detail
+    assert len(result.sites) == 1
+
+
 def test_utf8_with_bom_and_crlf_keeps_line_numbers() -> None:
     data = b"\xef\xbb\xbfimport os\r\n\r\nif x:\r\n    raise ValueError('caf\xc3\xa9')\r\n"
     result = extract_file(data, "ok.py", CONFIG)

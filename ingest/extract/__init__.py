@@ -8,6 +8,7 @@ says what happened; `extract_file` does not raise for bad input.
 from __future__ import annotations
 
 import ast
+import warnings
 
 from ingest import flags
 from ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
@@ -30,7 +31,11 @@ def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
     if isinstance(text, FileResult):
         return text
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():
+            # Scanned code's own SyntaxWarnings (e.g. invalid escapes) are not ours to report,
+            # and under an "error" warnings filter they would wrongly fail the parse.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:  # includes IndentationError and "too many nested parentheses"
         detail = f"line {exc.lineno}: {exc.msg}"
         return FileResult(status="syntax_error", detail=detail, parsed=True)
