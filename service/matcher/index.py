@@ -18,7 +18,7 @@ from typing import Any
 
 from service.matcher.normalize import TOKEN_TABLE, WORD_CHARS, squeeze
 
-DF_CAP = 400  # words in more templates than this are not posted (like stop words)
+DF_CAP = 150  # words in more templates than this are not posted (like stop words)
 _MASS_SCALE = 8.0  # idf mass at which candidate evidence is ~63% saturated
 
 
@@ -97,12 +97,9 @@ class MatchIndex:
             for e in posting:
                 mass[e] = get(e, 0.0) + w
         totals = self.totals
-
-        def key(item: tuple[int, float]) -> float:
-            e, m = item
-            return (m / totals[e]) * (1.0 - math.exp(-m / _MASS_SCALE))
-
-        return [e for e, _ in heapq.nlargest(limit, mass.items(), key=key)]
+        exp = math.exp
+        keyed = [((m / totals[e]) * (1.0 - exp(-m / _MASS_SCALE)), e) for e, m in mass.items()]
+        return [e for _, e in heapq.nlargest(limit, keyed)]
 
 
 def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:

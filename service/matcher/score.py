@@ -9,8 +9,8 @@ The score is coverage x strength, then nudged by corroborating evidence:
 - strength: how much literal text that is in absolute terms; a message of a dozen characters
   found in full is weak evidence (`1 - exp(-chars / 12)`: 20 chars -> 0.81, 40 -> 0.96);
 - the exception class named just before the message (`ValueError: ...`) closes up to 35% of the
-  remaining gap (scaled by coverage); another class named there (`TypeError: ...`) costs 15%;
-- a traceback frame pinning one of the error's raise sites closes up to 50% of the gap.
+  remaining gap, and a traceback frame pinning one of the error's raise sites up to 50%, both
+  scaled by the score so far; another class named there (`TypeError: ...`) costs 15%.
 
 So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
 """
@@ -44,10 +44,12 @@ def match_score(
         visible = min(1.0, matched / visible_len)
         coverage = max(whole, visible * (_CUT_FLOOR + (1.0 - _CUT_FLOOR) * whole))
     score = coverage * (1.0 - math.exp(-matched / _STRENGTH_SCALE))
+    # Corroboration helps in proportion to what it corroborates: a named class or a pinned
+    # frame cannot turn a few shared characters into a confident match.
     if class_named:
-        score += (1.0 - score) * _CLASS_BOOST * coverage
+        score += (1.0 - score) * _CLASS_BOOST * score
     elif other_class_named:
         score *= _OTHER_CLASS_PENALTY
     if pinned:
-        score += (1.0 - score) * _FRAME_BOOST * coverage
+        score += (1.0 - score) * _FRAME_BOOST * score
     return round(min(1.0, score), 4)
