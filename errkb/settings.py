@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     workers: int = Field(default=0, description="parse processes; 0 = all cores")
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20
+    match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
     host: str = "127.0.0.1"
     port: int = 8000
     llm_url: str = ""

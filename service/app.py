@@ -49,4 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(errors_router)
     install_pages(app)
+    from service.match_api import install_matcher
+
+    install_matcher(app)
     return app
