@@ -152,51 +152,43 @@ def _pause_hook(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
-    """One row per snapshot and a total row."""
-    table = Table(title="ingest summary")
-    for name in (
-        "repo",
-        "snapshot",
-        "status",
-        "files",
-        "parsed",
-        "cache hits",
-        "prefiltered",
-        "skipped",
-        "sites",
-        "errors (new)",
-        "seconds",
-    ):
-        table.add_column(
-            name, justify="left" if name in ("repo", "snapshot", "status", "skipped") else "right"
-        )
+    """One column per snapshot plus a total, one row per figure (fits a narrow terminal)."""
+    table = Table(title=f"ingest summary: {len(summaries)} snapshot(s)")
+    table.add_column("")
     for s in summaries:
-        skipped = ", ".join(f"{k}={v}" for k, v in s.skipped.items()) or "-"
-        table.add_row(
-            s.repo,
-            s.label,
-            s.status,
-            str(s.files),
-            str(s.files_parsed),
-            str(s.cache_hits),
-            str(s.prefiltered),
-            skipped,
-            str(s.sites),
-            f"{s.errors} ({s.new_errors})",
-            f"{s.seconds:.1f}",
+        table.add_column(f"{s.repo}\n{s.label}", justify="right")
+    table.add_column("total", justify="right")
+
+    def row(name: str, values: list[str], total: str) -> None:
+        table.add_row(name, *values, total)
+
+    skipped_total: dict[str, int] = {}
+    for s in summaries:
+        for reason, n in s.skipped.items():
+            skipped_total[reason] = skipped_total.get(reason, 0) + n
+    row("status", [s.status for s in summaries], "")
+    for name, attr in (
+        ("files", "files"),
+        ("files parsed", "files_parsed"),
+        ("cache hits", "cache_hits"),
+        ("prefiltered", "prefiltered"),
+    ):
+        values = [getattr(s, attr) for s in summaries]
+        row(name, [str(v) for v in values], str(sum(values)))
+    for reason in sorted(skipped_total):
+        row(
+            f"skipped: {reason}",
+            [str(s.skipped.get(reason, 0)) for s in summaries],
+            str(skipped_total[reason]),
         )
-    total_skipped = sum(sum(s.skipped.values()) for s in summaries)
-    table.add_row(
-        "total",
-        f"{len(summaries)} snapshots",
-        "",
-        str(sum(s.files for s in summaries)),
-        str(sum(s.files_parsed for s in summaries)),
-        str(sum(s.cache_hits for s in summaries)),
-        str(sum(s.prefiltered for s in summaries)),
-        str(total_skipped),
-        str(sum(s.sites for s in summaries)),
+    if not skipped_total:
+        row("skipped", ["0" for _ in summaries], "0")
+    row("sites", [str(s.sites) for s in summaries], str(sum(s.sites for s in summaries)))
+    row("errors", [str(s.errors) for s in summaries], "")
+    row(
+        "new errors",
+        [str(s.new_errors) for s in summaries],
         str(sum(s.new_errors for s in summaries)),
-        f"{seconds:.1f}",
     )
+    row("seconds", [f"{s.seconds:.1f}" for s in summaries], f"{seconds:.1f}")
     return table
