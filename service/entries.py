@@ -10,24 +10,20 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from pydantic import TypeAdapter
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from errkb.errors import NotFound
-from errkb.models import Error, Flag, Occurrence, Repo, Snapshot
+from errkb.models import Error, Occurrence, Repo, Snapshot
 from errkb.settings import Settings
-from ingest.flags import flag_catalog
-from ingest.knowledge import explain_error
-from ingest.knowledge.facts import Involvement, Placement, SnapshotSites
-from ingest.knowledge.timeline import timeline
-from ingest.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from ingest.knowledge.facts import Involvement, Placement
+from ingest.records import FlagDef
 from service.ai import cached_explanation
+from service.entry_facts import catalog_for, explanation_of, merged_links, site_of, timeline_of
 from service.related_errors import related_errors
 from service.schemas import (
     ConditionOut,
     Entry,
-    Explanation,
     FlagOut,
     OccurrenceOut,
     RelatedOut,
@@ -36,50 +32,12 @@ from service.schemas import (
     Timeline,
 )
 
-_CONDITIONS = TypeAdapter(tuple[Condition, ...])
-_SEGMENTS = TypeAdapter(tuple[Segment, ...])
-
 
 def _url(link_base: str | None, path: str, line: int, end_line: int | None = None) -> str | None:
     if not link_base:
         return None
     span = f"#L{line}" + (f"-L{end_line}" if end_line and end_line != line else "")
     return f"{link_base}{path}{span}"
-
-
-def _site(error: Error, occ: Occurrence) -> Site:
-    """The stored occurrence as the extractor's record."""
-    snip = occ.snippet or {}
-    return Site(
-        exception=error.exception,
-        template=Template(_SEGMENTS.validate_python(error.template), error.form),
-        path=occ.path,
-        line=occ.line,
-        end_line=occ.end_line,
-        qualname=occ.qualname,
-        conditions=_CONDITIONS.validate_python(occ.conditions or []),
-        snippet=Snippet(
-            int(snip.get("start", occ.line)),
-            tuple(snip.get("lines", ())),
-            int(snip.get("raise_start", occ.line)),
-            int(snip.get("raise_end", occ.end_line)),
-        ),
-        raise_source=occ.raise_source,
-    )
-
-
-def _flag_def(row: Flag) -> FlagDef:
-    return FlagDef(
-        flags=tuple(row.flags or [row.name]),
-        dest=row.dest,
-        type=row.type,
-        default=row.default,
-        choices=tuple(row.choices) if row.choices is not None else None,
-        help=row.help,
-        path=row.path,
-        line=row.line,
-        origin="dataclass" if row.origin == "dataclass" else "argparse",
-    )
 
 
 def _flag_out(link: dict[str, Any], inv: Involvement, link_base: str | None) -> FlagOut:
@@ -99,18 +57,6 @@ def _flag_out(link: dict[str, Any], inv: Involvement, link_base: str | None) -> 
         defined_at=f"{d.path}:{d.line}" if d else None,
         defined_url=_url(link_base, d.path, d.line) if d else None,
     )
-
-
-def _merged_links(occurrences: list[Occurrence]) -> list[dict[str, Any]]:
-    """One link per dest over a snapshot's occurrences (sides united, first polarity kept)."""
-    merged: dict[str, dict[str, Any]] = {}
-    for occ in occurrences:
-        for link in occ.flags or []:
-            known = merged.setdefault(link["dest"], {**link, "sides": list(link["sides"])})
-            for side in link["sides"]:
-                if side not in known["sides"]:
-                    known["sides"].append(side)
-    return list(merged.values())
 
 
 def build_entry(
@@ -157,41 +103,18 @@ def build_entry(
             )
     shown_occs = by_snap[shown.id]
 
-    links = _merged_links(shown_occs)
-    dests = sorted({link["dest"] for link in links})
-    flag_rows = (
-        list(
-            session.scalars(select(Flag).where(Flag.snapshot_id == shown.id, Flag.dest.in_(dests)))
-        )
-        if dests
-        else []
-    )
-    catalog = flag_catalog(_flag_def(r) for r in flag_rows)
+    links = merged_links(shown_occs)
+    catalog = catalog_for(session, shown.id, {link["dest"] for link in links})
 
     def involvements(raw: list[dict[str, Any]]) -> list[Involvement]:
         return [Involvement.from_link(link, catalog.get(link["dest"])) for link in raw]
 
-    tl = timeline(
-        [
-            SnapshotSites(
-                s.label,
-                s.date,
-                tuple(Placement(o.path, o.line, o.qualname) for o in by_snap.get(s.id, [])),
-            )
-            for s in snapshots
-        ]
+    tl = timeline_of(
+        snapshots,
+        {sid: [Placement(o.path, o.line, o.qualname) for o in os_] for sid, os_ in by_snap.items()},
     )
-    site = _site(error, shown_occs[0])
-    project = repo.pypi_name or repo.name.rsplit("/", 1)[-1]
-    ex = explain_error(
-        site,
-        involvements(shown_occs[0].flags or []),
-        tl,
-        project=project,
-        launch_command=repo.launch_command,
-        releases={s.label for s in snapshots if s.kind == "pypi"},
-        pypi_name=repo.pypi_name,
-    )
+    site = site_of(error, shown_occs[0])
+    ex = explanation_of(site, involvements(shown_occs[0].flags or []), tl, repo, snapshots)
     related = related_errors(
         session,
         error_id=error_id,
@@ -213,7 +136,7 @@ def build_entry(
         template=[asdict(s) for s in site.template.segments],  # type: ignore[misc]
         form=error.form,
         snapshot=shown.label,
-        explanation=Explanation.model_validate(asdict(ex)),
+        explanation=ex,
         flags=[
             _flag_out(link, inv, shown.link_base)
             for link, inv in zip(links, involvements(links), strict=True)
@@ -259,7 +182,7 @@ def build_entry(
 def _occurrence_out(
     error: Error, occ: Occurrence, snap: Snapshot, catalog: dict[str, FlagDef]
 ) -> OccurrenceOut:
-    site = _site(error, occ)
+    site = site_of(error, occ)
     links = occ.flags or []
     return OccurrenceOut(
         snapshot=snap.label,
