@@ -8,6 +8,7 @@ from errkb.db import engine_from_settings, upgrade
 from errkb.explain_command import explain
 from errkb.export_command import export_site
 from errkb.ingest_command import ingest
+from errkb.match_command import match
 from errkb.settings import Settings
 from errkb.show_command import show
 
@@ -16,6 +17,7 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
+app.command()(match)
 app.command()(explain)
 app.command("export-site")(export_site)
 

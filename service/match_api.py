@@ -80,7 +80,7 @@ async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> MatchR
     text = text_of(body, request.headers.get("content-type", ""))
     live: LiveIndex = request.app.state.matcher
     found = await run_in_threadpool(lambda: match_text(live.current(), text, limit=limit))
-    return MatchResponse(matches=[_out(m, settings.public_url) for m in found])
+    return MatchResponse(matches=[match_out(m, settings.public_url) for m in found])
 
 
 async def read_capped(request: Request, cap: int) -> bytes:
@@ -117,7 +117,8 @@ def text_of(body: bytes, content_type: str) -> str:
     return text
 
 
-def _out(m: Match, public_url: str) -> MatchOut:
+def match_out(m: Match, public_url: str) -> MatchOut:
+    """The response form of one match."""
     site = None
     if m.site is not None and m.site_line is not None:
         site = MatchedSite(path=m.site.path, line=m.site_line, function=m.site.qualname)
