@@ -82,22 +82,15 @@ def ingest(
             transient=True,
         ) as bar:
             progress = RichProgress(bar)
-            for repo_pin, make_source in planned:
+            for repo_pin, make_source in _guarded(planned, failures):
                 try:
                     source = make_source()
                     try:
-                        summaries.append(
-                            ingest_snapshot(
-                                source,
-                                repo_pin,
-                                repo_pin.extract_config(settings.max_file_bytes),
-                                job,
-                                progress,
-                            )
-                        )
+                        config = repo_pin.extract_config(settings.max_file_bytes)
+                        summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
                     finally:
                         source.close()
-                except ErrkbError as exc:
+                except ErrkbError as exc:  # one bad source must not cost the others
                     failures.append(exc.message)
                     err.print(f"[red]error:[/red] {exc.message}")
     finally:
@@ -105,6 +98,20 @@ def ingest(
     Console().print(summary_table(summaries, time.perf_counter() - started))
     if failures:
         raise typer.Exit(1)
+
+
+def _guarded(planned, failures: list[str]):  # type: ignore[no-untyped-def]
+    """The planned sources; an error while planning (e.g. opening a repo) ends the plan."""
+    iterator = iter(planned)
+    while True:
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+        except ErrkbError as exc:
+            failures.append(exc.message)
+            err.print(f"[red]error:[/red] {exc.message}")
+            return
 
 
 def _planned(settings, pins: Pins, pypi, git, ref, folder, label, repo):  # type: ignore[no-untyped-def]
