@@ -25,17 +25,26 @@ CACHE = Path.home() / ".cache" / "errkb-tests"
 MAX_BYTES = 2_000_000
 
 
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def code_digest() -> str:
     """A hash of everything that decides the knowledge base's contents."""
-    h = hashlib.sha256()
     files = [ROOT / "pins.toml"]
     for folder in ("ingest", "errkb", "migrations"):
         files += sorted((ROOT / folder).rglob("*.py"))
-    # Knowledge synthesis runs when an entry is read, never at ingest: it cannot change the KB.
-    files = [p for p in files if (ROOT / "ingest" / "knowledge") not in p.parents]
-    for path in files:
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:16]
+    return _digest(files)
+
+
+def extraction_digest() -> str:
+    """A hash of the code whose output the file cache holds (per-file extraction only)."""
+    files = sorted((ROOT / "ingest" / "extract").rglob("*.py"))
+    files += [ROOT / "ingest" / "records.py", ROOT / "ingest" / "flags.py"]
+    return _digest(files)
 
 
 def ingest_pinned_releases(url: str, cache_dir: Path = CACHE) -> None:
@@ -64,14 +73,23 @@ def ingest_pinned_releases(url: str, cache_dir: Path = CACHE) -> None:
 def sglang_kb_file() -> Path:
     """The cached SQLite knowledge base for the current code, built if missing."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    target = CACHE / f"kb-{code_digest()}.sqlite3"
+    extraction = extraction_digest()
+    target = CACHE / f"kb-{code_digest()}-x{extraction}.sqlite3"
     with open(CACHE / "kb.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others wait and reuse
         if not target.exists():
             partial = target.with_suffix(f".building-{os.getpid()}")
             for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
                 stale.unlink(missing_ok=True)
-            ingest_pinned_releases(f"sqlite:///{partial}")
+            url = f"sqlite:///{partial}"
+            # Same extraction code: reuse an older build's parse results, rebuild the rest.
+            donors = sorted(CACHE.glob(f"kb-*-x{extraction}.sqlite3"), key=os.path.getmtime)
+            if donors:
+                engine = make_engine(url)
+                upgrade(engine)
+                engine.dispose()
+                copy_file_cache(f"sqlite:///{donors[-1]}", url)
+            ingest_pinned_releases(url)
             os.replace(partial, target)
     return target
 
