@@ -50,6 +50,7 @@ def _flag_out(link: dict[str, Any], inv: Involvement, link_base: str | None) -> 
         polarity=inv.polarity,  # type: ignore[arg-type]
         value=inv.value,
         condition=inv.condition,
+        required=inv.required,
         type=d.type if d else None,
         default=d.default if d else None,
         choices=list(d.choices) if d and d.choices is not None else None,

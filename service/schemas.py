@@ -87,6 +87,7 @@ class FlagOut(BaseModel):
     polarity: Polarity | None = None  # what the guard needs of it (None: message-only)
     value: str | None = None  # eq/ne/in/not_in: the compared value(s) as source text
     condition: str | None = None  # the guard condition text that reads it
+    required: bool = False  # every way to the raise needs this flag test (changing it avoids it)
     type: str | None = None
     default: str | None = None
     choices: list[str] | None = None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ast
-import shlex
+from knowledge_checks import guard_holds
 
 from ingest.knowledge import explain_error
 from ingest.knowledge.commands import escape, trigger_args
@@ -110,38 +109,6 @@ def history(*present: bool) -> list[SnapshotSites]:
         SnapshotSites(f"1.{i}", None, (Placement("srv/mem/kv.py", 400 + i, "f"),) if p else ())
         for i, p in enumerate(present)
     ]
-
-
-def guard_holds(command: str, flags: list[Involvement]) -> bool:
-    """Independent check: do the command's flag values satisfy every required flag test?"""
-    args = shlex.split(command)
-    values: dict[str, object] = {}
-    for i, a in enumerate(args):
-        if a.startswith("--"):
-            nxt = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None
-            values[a] = True if nxt is None else nxt
-    for f in flags:
-        if not (f.in_condition and f.required):
-            continue
-        d = f.definition
-        assert d is not None
-        default = ast.literal_eval(d.default) if d.default else None
-        v = values.get(f.flag, default)
-        want = ast.literal_eval(f.value) if f.value and f.polarity != "other" else None
-        ok = {
-            "on": bool(v),
-            "off": not v,
-            "eq": v == want,
-            "ne": v != want,
-            "in": v in (want or ()),
-            "not_in": v not in (want or ()),
-        }.get(f.polarity or "", True)
-        if f.polarity == "other" and f.value:
-            op, num = f.value.split(" ")
-            ok = eval(f"{float(str(v))} {op} {float(num)}")  # noqa: S307 - test-built values
-        if not ok:
-            return False
-    return True
 
 
 def test_reference_error_solutions_and_example_fix() -> None:

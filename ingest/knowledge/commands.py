@@ -57,7 +57,8 @@ def _other_than(inv: Involvement, excluded: list[str], prefer_default: bool) -> 
     if prefer_default and default is not None and default not in excluded:
         return default
     non_default = [c for c in candidates if c != default]
-    return (non_default or candidates or [None])[0]
+    pool = non_default or candidates
+    return pool[0] if pool else None
 
 
 def _numeric(inv: Involvement) -> tuple[str, float] | None:

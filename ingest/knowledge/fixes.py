@@ -127,7 +127,9 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
         parts.append(
             "the message prints the value(s) involved: " + ", ".join(code(s) for s in shown)
         )
-    prov: tuple[Provenance, ...] = ("derived:conditions",) + (("derived:message",) if shown else ())
+    prov: tuple[Provenance, ...] = (
+        ("derived:conditions", "derived:message") if shown else ("derived:conditions",)
+    )
     return Fix("condition", "; ".join(parts) + ".", prov)
 
 

@@ -133,7 +133,8 @@ def cli_value(source: str | None) -> str | None:
         return None
     if isinstance(value, list | tuple):
         items = [cli_value(repr(v)) for v in value]
-        return " ".join(items) if all(i is not None for i in items) else None  # type: ignore[misc]
+        known = [i for i in items if i is not None]
+        return " ".join(known) if len(known) == len(items) else None
     text = str(value)
     return shlex.quote(text) if text else "''"
 

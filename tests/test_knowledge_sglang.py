@@ -1,0 +1,155 @@
+"""Knowledge on real sglang releases (0.5.18, 0.5.19, 0.5.20, 0.5.23 ingested by the pipeline).
+
+Run with `-s` to read the reference entry and 30 random 0.5.23 entries as rendered text.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from knowledge_checks import flag_values, guard_holds
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from errkb.db import make_engine, session_factory
+from errkb.models import Error, Occurrence, Snapshot
+from ingest.records import Segment, Template, error_id
+from service.entries import build_entry
+from service.entry_facts import snapshot_explanations
+from service.schemas import Entry
+
+pytestmark = pytest.mark.sglang
+
+REPO = "sgl-project/sglang"
+REFERENCE = (
+    "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "
+    "(no whole-envelope transfer scheme for the SWA sub-pool). Drop --enable-unified-memory "
+    "or run without PD."
+)
+REFERENCE_ID = error_id(REPO, "ValueError", Template((Segment("text", REFERENCE),), "literal"))
+
+
+@pytest.fixture(scope="module")
+def session(sglang_kb_url: str) -> Iterator[Session]:
+    engine = make_engine(sglang_kb_url)
+    with session_factory(engine)() as s:
+        yield s
+    engine.dispose()
+
+
+def render(entry: Entry) -> str:
+    """An entry as plain text, the way a reader meets it on the page."""
+    ex = entry.explanation
+    occ = entry.occurrences[0]
+    out = [
+        f"== {entry.title}  [{entry.id}]",
+        f"message: {entry.message}",
+        f"source: {occ.path}:{occ.line} in {occ.function} ({occ.snapshot}) {occ.url or ''}",
+        f"what it means {ex.what_it_means.provenance}: {ex.what_it_means.text}",
+        f"trigger {ex.trigger.provenance}: {ex.trigger.text}",
+        f"common situations {ex.common_situations.provenance}:",
+        *(f"  - {s}" for s in ex.common_situations.items),
+        "solutions:",
+        *(f"  {i}. [{s.kind}] {s.text}" for i, s in enumerate(ex.solutions, 1)),
+    ]
+    if ex.example_fix:
+        out += [
+            f"example fix: before: {ex.example_fix.before}",
+            f"             after:  {ex.example_fix.after}",
+            f"             note:   {ex.example_fix.note}",
+        ]
+    out += [
+        f"flags: {[(f.flag, f.sides, f.polarity, f.value) for f in entry.flags]}",
+        f"timeline: {entry.timeline.summary}",
+        "related: " + "; ".join(f"{r.title[:50]} ({r.reason})" for r in entry.related),
+    ]
+    return "\n".join(out)
+
+
+def test_reference_error_entry(session: Session) -> None:
+    entry = build_entry(session, REFERENCE_ID, snapshot="0.5.18")
+    print("\n" + render(entry))
+    occ = entry.occurrences[0]
+    assert (occ.path, occ.line, occ.function) == (
+        "python/sglang/srt/mem_cache/kv_cache_configurator.py",
+        406,
+        "KVCacheConfigurator._init_pools",
+    )
+    flags = {f.flag: f for f in entry.flags}
+    eum = flags["--enable-unified-memory"]
+    assert eum.sides == ["message", "condition"] and eum.polarity == "on"
+    assert eum.help and eum.default == "False"
+    dm = flags["--disaggregation-mode"]
+    assert "condition" in dm.sides and (dm.polarity, dm.value) == ("ne", "'null'")
+    assert dm.condition == "pd_enabled"
+
+    sols = entry.explanation.solutions
+    assert sols[0].kind == "advice" and "Drop --enable-unified-memory" in sols[0].text
+    assert any(s.flag == "--enable-unified-memory" and s.text.startswith("Remove") for s in sols)
+    assert any(s.command == "--disaggregation-mode null" for s in sols)
+    upgrade = [s for s in sols if s.kind == "upgrade"]
+    assert [s.snapshot for s in upgrade] == ["0.5.20"] and "0.5.20" in upgrade[0].text
+
+    fix = entry.explanation.example_fix
+    assert fix is not None
+    before = flag_values(fix.before)
+    assert before["--enable-unified-memory"] is True
+    assert before["--disaggregation-mode"] in ("prefill", "decode")
+    assert fix.before.startswith("python -m sglang.launch_server --model-path")
+    assert eum.required and dm.required
+    assert guard_holds(fix.before, entry.flags) and not guard_holds(fix.after, entry.flags)
+
+    tl = entry.timeline
+    assert (tl.first_seen, tl.last_seen, tl.gone_in) == ("0.5.18", "0.5.19", "0.5.20")
+    assert "not raised since 0.5.20" in tl.summary
+    assert [p.snapshot for p in tl.snapshots if p.present] == ["0.5.18", "0.5.19"]
+
+    same_function = {r.title[:60]: r for r in entry.related if r.reason == "same function"}
+    assert any(
+        t.startswith("--enable-unified-memory only supports hybrid Mamba") for t in same_function
+    )
+    assert any(
+        t.startswith("--enable-unified-memory with PD disaggregation currently supports")
+        for t in same_function
+    )
+    assert REFERENCE_ID not in {r.id for r in entry.related} and len(entry.related) <= 8
+    assert entry.occurrences[0].url == (
+        "https://github.com/sgl-project/sglang/blob/v0.5.18/python/sglang/srt/mem_cache/"
+        "kv_cache_configurator.py#L406-L411"
+    )
+    assert build_entry(session, REFERENCE_ID).snapshot == "0.5.19"
+
+
+def test_every_0_5_23_value_error_is_explained(session: Session) -> None:
+    snap_id = session.scalars(select(Snapshot.id).where(Snapshot.label == "0.5.23")).one()
+    expected = session.execute(
+        select(func.count(func.distinct(Occurrence.error_id)))
+        .join(Error, Error.id == Occurrence.error_id)
+        .where(Occurrence.snapshot_id == snap_id, Error.exception == "ValueError")
+    ).scalar_one()
+    explained = {}
+    kinds: Counter[str] = Counter()
+    stats: Counter[str] = Counter()
+    for error, ex in snapshot_explanations(session, "0.5.23"):
+        if error.exception != "ValueError":
+            continue
+        assert ex.what_it_means.text.strip(), error.id
+        assert ex.solutions and all(s.text.strip() for s in ex.solutions), error.id
+        explained[error.id] = ex
+        kinds.update({s.kind for s in ex.solutions})
+        stats["example fix"] += ex.example_fix is not None
+        stats["flag-derived field"] += "derived:flags" in ex.what_it_means.provenance
+    print(
+        f"\n0.5.23: {len(explained)} ValueError entries; entries having a solution of each "
+        f"kind: {dict(kinds)}; {dict(stats)}"
+    )
+    assert len(explained) == expected > 8000
+
+    rng = random.Random(23)
+    for eid in rng.sample(sorted(explained), 30):
+        entry = build_entry(session, eid, snapshot="0.5.23")
+        assert entry.explanation == explained[eid]  # the bulk path derives the same entry
+        print("\n" + render(entry))
