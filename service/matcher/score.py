@@ -3,9 +3,9 @@
 The score is coverage x strength, then nudged by corroborating evidence:
 - coverage: the share of the template's literal characters found in order. When the input ends
   inside the message (a UI or a paste cut it off), the pieces after the cut cannot be checked:
-  coverage is then the share of the *visible* literal text found, times `0.6 + 0.4 x` the share
-  of the whole template it covers, so a cut message still ranks but reaches 0.8 only when at
-  least half of the template's literal text is shown;
+  coverage is then the share of the *visible* literal text found, and that score is scaled by
+  `0.6 + 0.4 x` the share of the whole template shown, so a cut message still ranks but
+  reaches 0.8 only when at least half of the template's literal text is shown;
 - strength: how much literal text that is in absolute terms; a message of a dozen characters
   found in full is weak evidence (`1 - exp(-chars / 12)`: 20 chars -> 0.81, 40 -> 0.96);
 - the exception class named just before the message (`ValueError: ...`) closes up to 35% of the
@@ -38,12 +38,18 @@ def match_score(
     """The calibrated score of one alignment; `visible_len` is set when the input was cut."""
     if literal_len <= 0 or matched <= 0:
         return 0.0
+    strength = 1.0 - math.exp(-matched / _STRENGTH_SCALE)
     whole = min(1.0, matched / literal_len)
-    coverage = whole
+    score = _corroborated(whole * strength, class_named, other_class_named, pinned)
     if visible_len:
         visible = min(1.0, matched / visible_len)
-        coverage = max(whole, visible * (_CUT_FLOOR + (1.0 - _CUT_FLOOR) * whole))
-    score = coverage * (1.0 - math.exp(-matched / _STRENGTH_SCALE))
+        cut_factor = _CUT_FLOOR + (1.0 - _CUT_FLOOR) * whole
+        seen = _corroborated(visible * strength, class_named, other_class_named, pinned)
+        score = max(score, seen * cut_factor)
+    return round(min(1.0, score), 4)
+
+
+def _corroborated(score: float, class_named: bool, other_class_named: bool, pinned: bool) -> float:
     # Corroboration helps in proportion to what it corroborates: a named class or a pinned
     # frame cannot turn a few shared characters into a confident match.
     if class_named:
@@ -52,4 +58,4 @@ def match_score(
         score *= _OTHER_CLASS_PENALTY
     if pinned:
         score += (1.0 - score) * _FRAME_BOOST * score
-    return round(min(1.0, score), 4)
+    return score

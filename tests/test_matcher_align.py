@@ -1,0 +1,65 @@
+"""In-order alignment of literal pieces: gaps, missing pieces, cut-off text, bounded work."""
+
+from __future__ import annotations
+
+from service.matcher.align import MAX_GAP, MAX_SEEDS, alignments
+
+PIECES = ("Theinput(", "tokens)islongerthanthemodel'scontextlength(", "tokens).")
+
+
+def test_pieces_in_order_with_values_between() -> None:
+    text = "xxValueError:Theinput(85050tokens)islongerthanthemodel'scontextlength(32768tokens).yy"
+    best = alignments(PIECES, text)[0]
+    assert best.matched == sum(map(len, PIECES))
+    assert best.cut is None and (best.first, best.last) == (0, 2)
+    assert [text[s : s + len(p)] for s, p in zip(best.starts, PIECES, strict=True)] == list(PIECES)
+
+
+def test_pieces_out_of_order_do_not_add_up() -> None:
+    text = "tokens).Theinput(5tokens)islongerthanthemodel'scontextlength(7"
+    best = alignments(PIECES, text)[0]
+    assert best.matched < sum(map(len, PIECES))
+    assert best.starts[2] == -1
+
+
+def test_a_gap_longer_than_the_bound_breaks_the_chain() -> None:
+    near = "Theinput(" + "9" * 10 + PIECES[1]
+    far = "Theinput(" + "9" * (MAX_GAP * 4) + PIECES[1]
+    assert alignments(PIECES, near)[0].starts[0] == 0
+    assert alignments(PIECES, far)[0].starts[0] == -1
+
+
+def test_a_changed_middle_piece_is_skipped_not_fatal() -> None:
+    pieces = ("alpha:", "bravo:", "charlie:", "delta.")
+    text = "alpha:1BRAVO:2charlie:3delta."
+    best = alignments(pieces, text)[0]
+    assert best.starts[1] == -1
+    assert best.matched == len("alpha:charlie:delta.")
+
+
+def test_text_cut_inside_a_later_piece_earns_its_prefix() -> None:
+    text = "Theinput(85050tokens)islongerthanthemo"
+    best = alignments(PIECES, text)[0]
+    assert best.cut == (1, len("tokens)islongerthanthemo"))
+    assert best.last == 1
+    assert best.end(PIECES) == len(text)
+    assert best.matched == len("Theinput(") + len("tokens)islongerthanthemo")
+
+
+def test_text_cut_inside_the_first_piece() -> None:
+    pieces = ("Globalserverargsisnotsetyet!",)
+    best = alignments(pieces, "ERROR:Globalserverargsisno")[0]
+    assert best.cut == (0, len("Globalserverargsisno"))
+    assert alignments(pieces, "ERROR:Glob") == []  # too little of it to tell
+
+
+def test_repeated_anchor_tries_a_bounded_number_of_seeds() -> None:
+    pieces = ("Invalid", "mode:", "expected")
+    text = "Invalid" * 200_000
+    found = alignments(pieces, text)
+    assert 1 <= len(found) <= MAX_SEEDS
+    assert all(a.matched == len("Invalid") for a in found)
+
+
+def test_nothing_found_gives_no_alignment() -> None:
+    assert alignments(PIECES, "completely unrelated text") == []

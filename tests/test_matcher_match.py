@@ -1,0 +1,160 @@
+"""The pure matcher end to end on a small hand-built index: ranking, spans, values, evidence."""
+
+from __future__ import annotations
+
+import random
+
+from matcher_rows import occ, row
+
+from service.matcher import build_index, match_text
+from service.matcher.normalize import squeeze
+
+SWA = (
+    "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "
+    "(no whole-envelope transfer scheme for the SWA sub-pool). Drop --enable-unified-memory "
+    "or run without PD."
+)
+KV = "python/sglang/srt/mem_cache/kv_cache_configurator.py"
+ROWS = [
+    row(SWA, occ(KV, 406, "KVCacheConfigurator._init_pools", "0.5.18", 411),
+        occ(KV, 451, "KVCacheConfigurator._init_pools", "0.5.19", 456)),
+    row("Model architectures {architectures} are not supported for now. "
+        "Supported architectures: {all_supported_archs}",
+        occ("python/sglang/srt/models/registry.py", 70, "ModelRegistry._raise", "0.5.18")),
+    row("The input ({input_token_num} tokens) is longer than the model's context length "
+        "({self.context_len} tokens).",
+        occ("python/sglang/srt/managers/tokenizer_manager.py", 600, "T.check", "0.5.18")),
+    row("{name} is not a valid quantization method; choose one of {choices}",
+        occ("python/sglang/srt/q.py", 5, "pick", "0.5.18")),
+    row("Global server args is not set yet!", occ("python/sglang/srt/a.py", 1, "g", "0.5.18")),
+    row("Global server args is not set yet!", occ("python/sglang/srt/b.py", 9, "h", "0.5.19"),
+        exception="RuntimeError"),
+    row("Invalid mode: forward_mode={forward_mode}",
+        occ("python/sglang/srt/c.py", 3, "f", "0.5.19")),
+    row("Invalid {what}", occ("python/sglang/srt/d.py", 3, "f", "0.5.19")),
+]  # fmt: skip
+INDEX = build_index(ROWS)
+IDS = {r.template[0]["text"][:12] if r.template[0]["kind"] == "text" else "lead": r.id
+       for r in ROWS if r.exception == "ValueError"}  # fmt: skip
+
+
+def _top(text: str):  # type: ignore[no-untyped-def]
+    found = match_text(INDEX, text)
+    assert found, f"no match for {text[:80]!r}"
+    return found[0]
+
+
+def _hard_wrap(text: str, width: int = 80) -> str:
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def test_a_prefixed_wrapped_message_is_found_with_its_span() -> None:
+    log = (
+        "[2026-01-05 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM\n"
+        + _hard_wrap(f"[2026-01-05 10:00:02 TP0] ValueError: {SWA}")
+        + "\n[2026-01-05 10:00:02 TP0] Received sigquit from a child process."
+    )
+    m = _top(log)
+    assert m.entry.id == ROWS[0].id and m.score >= 0.9
+    assert squeeze(log[m.start : m.end]) == squeeze(SWA)
+    assert m.site is None and m.snapshots == ("0.5.18", "0.5.19")
+
+
+def test_values_are_captured_under_their_expressions() -> None:
+    text = (
+        "I got: `ValueError: The input (85050 tokens) is longer than the model's context "
+        "length (32768 tokens).`"
+    )
+    m = _top(text)
+    assert m.entry.id == ROWS[2].id
+    assert m.params == {"input_token_num": "85050", "self.context_len": "32768"}
+    arch = _top("ValueError: Model architectures ['Glm4ForCausalLM'] are not supported for now. "
+                "Supported architectures: dict_keys(['A', 'B'])")  # fmt: skip
+    assert arch.params == {
+        "architectures": "['Glm4ForCausalLM']",
+        "all_supported_archs": "dict_keys(['A', 'B'])",
+    }
+
+
+def test_a_leading_placeholder_value_starts_after_the_class() -> None:
+    m = _top("[TP1] ValueError: 'awq_marlin2' is not a valid quantization method; choose one of x")
+    assert m.entry.id == ROWS[3].id
+    assert m.params == {"name": "'awq_marlin2'", "choices": "x"}
+
+
+def test_several_errors_in_one_text_each_with_its_span() -> None:
+    first = "ValueError: Global server args is not set yet!"
+    second = (
+        "ValueError: The input (5 tokens) is longer than the model's context length (2 tokens)."
+    )
+    text = f"{first}\nsome other line\n{second}\n"
+    found = match_text(INDEX, text)
+    by_id = {m.entry.id: m for m in found[:2]}
+    assert set(by_id) == {ROWS[4].id, ROWS[2].id}
+    assert all(m.score >= 0.9 for m in found[:2])
+    a, b = by_id[ROWS[4].id], by_id[ROWS[2].id]
+    assert a.end <= b.start
+    assert text[a.start : a.end] == first.removeprefix("ValueError: ")
+    assert text[b.start : b.end] == second.removeprefix("ValueError: ")
+
+
+def test_the_named_exception_class_decides_between_identical_messages() -> None:
+    assert _top("ValueError: Global server args is not set yet!").entry.id == ROWS[4].id
+    assert _top("RuntimeError: Global server args is not set yet!").entry.id == ROWS[5].id
+
+
+def test_traceback_frame_pins_site_and_snapshots() -> None:
+    def traceback(line: int) -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/mem_cache/'
+            f'kv_cache_configurator.py", line {line}, in _init_pools\n'
+            "    raise ValueError(\n"
+            f"ValueError: {SWA}\n"
+        )
+
+    old = _top(traceback(406))
+    assert old.entry.id == ROWS[0].id and old.snapshots == ("0.5.18",)
+    assert old.site is not None and old.site.qualname == "KVCacheConfigurator._init_pools"
+    assert old.site_line == 406
+    new = _top(traceback(452))
+    assert new.snapshots == ("0.5.19",) and new.site_line == 452
+    unknown = _top(traceback(999))
+    assert unknown.entry.id == ROWS[0].id and unknown.site is None
+    assert unknown.snapshots == ("0.5.18", "0.5.19")
+
+
+def test_a_cut_message_still_matches_with_a_lower_score() -> None:
+    full = _top(f"ValueError: {SWA}")
+    cut = _top(f"ValueError: {SWA[:70]}")
+    assert full.entry.id == cut.entry.id == ROWS[0].id
+    assert full.score >= 0.9 > 0.8 > cut.score > 0.6
+
+
+def test_short_templates_stay_weak() -> None:
+    found = match_text(INDEX, "Invalid token")
+    assert found and all(m.score < 0.5 for m in found)
+
+
+def test_unrelated_text_matches_nothing() -> None:
+    assert match_text(INDEX, "INFO: 127.0.0.1 - GET /health 200 OK\n") == []
+    assert match_text(INDEX, "") == []
+
+
+def test_results_are_ranked_and_limited() -> None:
+    text = "ValueError: Invalid mode: forward_mode=<ForwardMode.DECODE: 2>"
+    found = match_text(INDEX, text)
+    assert [m.entry.id for m in found[:2]] == [ROWS[6].id, ROWS[7].id]
+    assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+    assert len(match_text(INDEX, text, limit=1)) == 1
+
+
+def test_hostile_inputs_return_normally() -> None:
+    rng = random.Random(0)
+    junk = "".join(chr(rng.randrange(0x20, 0x3000)) for _ in range(50_000))
+    assert isinstance(match_text(INDEX, junk), list)
+    assert match_text(INDEX, "a" * (1 << 20)) == []
+    repeated = match_text(INDEX, "Model " * 200_000)
+    assert all(m.score < 0.5 for m in repeated)
+    ladder = match_text(INDEX, 'File "x.py", line 1, in f\n' * 30_000 + f"ValueError: {SWA}")
+    assert ladder[0].entry.id == ROWS[0].id
