@@ -23,12 +23,12 @@ def current_generation(session: Session) -> str:
 
 def error_rows(session: Session) -> list[ErrorRow]:
     """Every error with its occurrences, in id order."""
-    prefixes = dict(session.execute(select(Repo.id, Repo.path_prefix)).tuples().all())
+    prefixes = dict(session.execute(select(Repo.id, Repo.path_prefix)).all())
     snapshots = {
         sid: (label, sort_key, prefixes.get(repo_id, "") or "")
         for sid, label, sort_key, repo_id in session.execute(
             select(Snapshot.id, Snapshot.label, Snapshot.sort_key, Snapshot.repo_id)
-        ).tuples()
+        )
     }
     occurrences: dict[str, list[OccurrenceRow]] = defaultdict(list)
     query = select(
@@ -39,7 +39,7 @@ def error_rows(session: Session) -> list[ErrorRow]:
         Occurrence.qualname,
         Occurrence.snapshot_id,
     )
-    for error_id, path, line, end_line, qualname, sid in session.execute(query).tuples():
+    for error_id, path, line, end_line, qualname, sid in session.execute(query):
         label, sort_key, prefix = snapshots[sid]
         occurrences[error_id].append(
             OccurrenceRow(path, line, end_line, qualname, label, sort_key, prefix)
@@ -47,7 +47,7 @@ def error_rows(session: Session) -> list[ErrorRow]:
     query = select(Error.id, Error.title, Error.exception, Error.template).order_by(Error.id)
     return [
         ErrorRow(eid, title, exception, template, tuple(occurrences.get(eid, ())))
-        for eid, title, exception, template in session.execute(query).tuples()
+        for eid, title, exception, template in session.execute(query)
     ]
 
 

@@ -1,0 +1,146 @@
+"""POST /api/match through the app factory and its lifespan, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from match_project import PATH, SWA, ingest_version, swa_id, swa_line, traceback
+
+from errkb.settings import Settings
+from service.app import create_app
+
+Client = Callable[[httpx.AsyncClient, Any], Awaitable[Any]]
+
+
+def _run(settings: Settings, scenario: Callable[[httpx.AsyncClient, Any], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                return await scenario(client, app)
+
+    return asyncio.run(main())
+
+
+def _settings(url: str, tmp_path: Path, **extra: Any) -> Settings:
+    return Settings(database_url=url, data_dir=tmp_path, **extra)
+
+
+def test_match_answers_with_site_snapshots_values_and_span(db_url: str, tmp_path: Path) -> None:
+    ingest_version(db_url, tmp_path, 1)
+    ingest_version(db_url, tmp_path, 2)
+    fstring = "[2025-01-01 10:00:00 TP0] ValueError: tp_size 16 is too large for 12 heads\n"
+
+    async def scenario(client: httpx.AsyncClient, _: Any) -> list[httpx.Response]:
+        return [
+            await client.post("/api/match", content=traceback(swa_line(1))),
+            await client.post("/api/match", json={"text": traceback(swa_line(2))}),
+            await client.post("/api/match", content=f"ValueError: {SWA}"),
+            await client.post("/api/match", content=fstring),
+            await client.post("/api/match", content="INFO all good, nothing to see"),
+            await client.post("/api/match", content=b"\xff\xfe" + fstring.encode() + b"\xc3"),
+            await client.get("/openapi.json"),
+        ]
+
+    v1, v2, plain, values, nothing, bad_utf8, spec = _run(_settings(db_url, tmp_path), scenario)
+    for response in (v1, v2, plain, values, nothing, bad_utf8):
+        assert response.status_code == 200, response.text
+
+    top = v1.json()["matches"][0]
+    assert top["id"] == swa_id() and top["score"] >= 0.9
+    assert top["site"] == {"path": PATH, "line": swa_line(1), "function": "Pools.init_pools"}
+    assert top["snapshots"] == ["v1"] and top["url"] == f"/errors/{swa_id()}"
+    text = traceback(swa_line(1))
+    assert text[top["span"]["start"] : top["span"]["end"]] == SWA
+
+    top = v2.json()["matches"][0]
+    assert top["id"] == swa_id() and top["snapshots"] == ["v2"]
+    assert top["site"]["line"] == swa_line(2) != swa_line(1)
+
+    top = plain.json()["matches"][0]
+    assert top["id"] == swa_id() and top["site"] is None and top["snapshots"] == ["v1", "v2"]
+
+    top = values.json()["matches"][0]
+    assert top["title"].startswith("tp_size")
+    assert top["params"] == {"model.tp": "16", "model.heads": "12"}
+    assert (
+        fstring[top["span"]["start"] : top["span"]["end"]] == "tp_size 16 is too large for 12 heads"
+    )
+
+    assert nothing.json() == {"matches": []}
+    assert bad_utf8.json()["matches"][0]["params"] == {"model.tp": "16", "model.heads": "12"}
+
+    op = spec.json()["paths"]["/api/match"]["post"]
+    assert set(op["requestBody"]["content"]) == {"text/plain", "application/json"}
+    assert "MatchResponse" in str(op["responses"]["200"])
+
+
+def test_bad_bodies_get_clear_errors(db_url: str, tmp_path: Path) -> None:
+    ingest_version(db_url, tmp_path, 1)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 1000
+
+    async def scenario(client: httpx.AsyncClient, _: Any) -> list[httpx.Response]:
+        json_type = {"content-type": "application/json"}
+        return [
+            await client.post("/api/match", content=b"y" * 5000),
+            await client.post("/api/match", content=chunks()),  # no content-length: streamed
+            await client.post("/api/match", content=b"x" * 4096),
+            await client.post("/api/match", content=b'{"txt": "a"}', headers=json_type),
+            await client.post("/api/match", content=b"not json", headers=json_type),
+            await client.post("/api/match", content=b"[" * 4000, headers=json_type),
+            await client.post("/api/match?limit=0", content=b"x"),
+        ]
+
+    settings = _settings(db_url, tmp_path, max_body_bytes=4096)
+    declared, streamed, at_cap, wrong_field, not_json, deep, bad_limit = _run(settings, scenario)
+    for response in (declared, streamed):
+        assert response.status_code == 413
+        assert response.json()["detail"].startswith("request body is larger than 4096 bytes")
+    assert at_cap.status_code == 200
+    for response in (wrong_field, not_json, deep, bad_limit):
+        assert response.status_code == 422, response.text
+    assert 'string field "text"' in wrong_field.json()["detail"]
+    assert not_json.json()["detail"].startswith("invalid JSON body")
+
+
+def test_default_cap_refuses_5_mib(db_url: str, tmp_path: Path) -> None:
+    async def scenario(client: httpx.AsyncClient, _: Any) -> httpx.Response:
+        return await client.post("/api/match", content=b"a" * (5 << 20))
+
+    response = _run(_settings(db_url, tmp_path), scenario)
+    assert response.status_code == 413
+    assert str(1 << 20) in response.json()["detail"]
+
+
+def test_index_is_rebuilt_after_an_ingest_without_dropping_requests(
+    db_url: str, tmp_path: Path
+) -> None:
+    ingest_version(db_url, tmp_path, 1)
+    layout = "ValueError: Unsupported layout 'nhd' for the paged KV cache"
+
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[list[str]]:
+        async def titles() -> list[str]:
+            response = await client.post("/api/match", content=layout)
+            assert response.status_code == 200
+            return [m["title"] for m in response.json()["matches"] if m["score"] >= 0.8]
+
+        before = await titles()
+        await asyncio.to_thread(ingest_version, db_url, tmp_path, 2)
+        during = await titles()  # notices the new generation; answered by the old index
+        await asyncio.to_thread(app.state.matcher.wait, 60)
+        after = await titles()
+        return [before, during, after]
+
+    settings = _settings(db_url, tmp_path, match_refresh_seconds=0)
+    before, during, after = _run(settings, scenario)
+    assert before == []
+    assert during in ([], after)
+    assert after == ["Unsupported layout {layout!r} for the paged KV cache"]
