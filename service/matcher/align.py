@@ -59,7 +59,7 @@ def _seeds(pieces: tuple[str, ...], text: str) -> list[tuple[int, int]]:
         pos = text.find(piece)
         if pos < 0:
             continue
-        out = []
+        out: list[tuple[int, int]] = []
         while pos >= 0 and len(out) < MAX_SEEDS:
             out.append((i, pos))
             pos = text.find(piece, pos + len(piece))
@@ -69,7 +69,7 @@ def _seeds(pieces: tuple[str, ...], text: str) -> list[tuple[int, int]]:
 
 def _cut_first(pieces: tuple[str, ...], text: str) -> list[Alignment]:
     """Alignments for a text cut inside the template's first piece."""
-    out = []
+    out: list[Alignment] = []
     for pos, n in _prefixes(pieces[0], text, 0, len(text), min_len=_HEAD):
         starts = [-1] * len(pieces)
         starts[0] = pos
@@ -140,7 +140,7 @@ def _prefixes(
     if len(piece) <= min_len:
         return []
     head = piece[:min_len]
-    out = []
+    out: list[tuple[int, int]] = []
     f = text.find(head, lo, hi)
     while f >= 0 and len(out) < MAX_SEEDS:
         n = _common_prefix(piece, text, f)

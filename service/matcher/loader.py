@@ -44,10 +44,10 @@ def error_rows(session: Session) -> list[ErrorRow]:
         occurrences[error_id].append(
             OccurrenceRow(path, line, end_line, qualname, label, sort_key, prefix)
         )
-    query = select(Error.id, Error.title, Error.exception, Error.template).order_by(Error.id)
+    errors = select(Error.id, Error.title, Error.exception, Error.template).order_by(Error.id)
     return [
         ErrorRow(eid, title, exception, template, tuple(occurrences.get(eid, ())))
-        for eid, title, exception, template in session.execute(query)
+        for eid, title, exception, template in session.execute(errors)
     ]
 
 
