@@ -14,8 +14,9 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
-from errkb.errors import BodyTooLarge, ErrkbError, NotFound
+from errkb.errors import ErrkbError, NotFound
 from service.browse import crumbs, flag_definitions, module_tree, snapshot_labels
 from service.caching import not_modified, not_modified_response, validators
 from service.deps import SessionDep, SettingsDep
@@ -148,11 +149,9 @@ def index_page(
 
 async def _form_text(request: Request, limit: int) -> str:
     """The `text` field of a urlencoded form body, within the body size cap."""
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise BodyTooLarge(f"the pasted text is larger than {limit} bytes")
+    from service.match_api import read_capped
+
+    body = await read_capped(request, limit)
     fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
     return (fields.get("text") or [""])[0]
 
@@ -160,14 +159,17 @@ async def _form_text(request: Request, limit: int) -> str:
 @router.post("/match", response_class=HTMLResponse)
 async def match_page(request: Request, settings: SettingsDep) -> Response:
     """The paste box without JavaScript: run the matcher and list the ranked matches."""
-    from service.match_api import match_text
+    from service.match_api import match_out
+    from service.matcher import match_text
 
     links = _links(request)
     try:
         text = await _form_text(request, settings.max_body_bytes)
     except ErrkbError as exc:
         return _error_page(request, exc)
-    matches = match_text(request.app, text)
+    live = request.app.state.matcher
+    found = await run_in_threadpool(lambda: match_text(live.current(), text, limit=10))
+    matches = [match_out(m, "") for m in found]
     page = PageMeta(title="Errors in your pasted text", description="Matches for a pasted error")
     body = render("match.html", links=links, page=page, matches=matches, pasted=text)
     return _html(body, {"Cache-Control": "no-store"})

@@ -188,3 +188,25 @@ def test_unknown_error_is_an_html_404(site: Site) -> None:
     (resp,) = site.get("/errors/0000000000000000")
     assert resp.status_code == 404
     assert "Not found" in page_facts(resp.text).title
+
+
+def test_paste_box_form_post_renders_ranked_matches(site: Site) -> None:
+    swa = literal_id(SWA_MESSAGE)
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/app/srv/pools.py", line 7, in init_pools\n'
+        "    raise ValueError(\n"
+        f"ValueError: {SWA_MESSAGE}\n"
+    )
+    found = site.post("/match", {"text": traceback})
+    assert found.status_code == 200
+    facts = page_facts(found.text)
+    first = next(link for link in facts.links if link.startswith("/errors/"))
+    assert first == f"/errors/{swa}"
+    assert "strong match" in facts.text and heading_problems(facts) == []
+    assert SWA_MESSAGE in facts.text  # the pasted text is kept in the box
+    hostile = site.post("/match", {"text": f"ValueError: {XSS_MESSAGE}"})
+    assert "<script>alert" not in hostile.text
+    assert f"/errors/{site.ids[XSS_MESSAGE]}" in page_facts(hostile.text).links
+    nothing = site.post("/match", {"text": "all good here"})
+    assert nothing.status_code == 200 and "0 matches" in page_facts(nothing.text).text
