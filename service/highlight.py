@@ -7,7 +7,7 @@ Content-Security-Policy would block), so one stylesheet serves light and dark mo
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from markupsafe import Markup
 from pygments import highlight
@@ -22,16 +22,21 @@ DARK_STYLE = "github-dark"
 
 def highlight_snippet(snippet: SnippetOut) -> Markup:
     """The snippet as a `<div class="highlight">` block numbered from `snippet.start`."""
-    first = snippet.raise_start - snippet.start + 1  # hl_lines count from the snippet's first line
-    last = snippet.raise_end - snippet.start + 1
+    return _highlighted(snippet.start, tuple(snippet.lines), snippet.raise_start, snippet.raise_end)
+
+
+@lru_cache(maxsize=4096)  # the same site is usually unchanged across a repo's snapshots
+def _highlighted(start: int, lines: tuple[str, ...], raise_start: int, raise_end: int) -> Markup:
+    first = raise_start - start + 1  # hl_lines count from the snippet's first line
+    last = raise_end - start + 1
     formatter = HtmlFormatter(
         linenos="inline",
-        linenostart=snippet.start,
+        linenostart=start,
         hl_lines=list(range(max(first, 1), max(last, first) + 1)),
         cssclass="highlight",
         wrapcode=True,
     )
-    code = "\n".join(snippet.lines) + "\n"
+    code = "\n".join(lines) + "\n"
     return Markup(highlight(code, PythonLexer(stripnl=False, ensurenl=True), formatter))
 
 
