@@ -51,6 +51,7 @@ class SnapshotGroup:
     anchor: str
     selected: bool
     occurrences: list[OccurrenceView]
+    more: list[OccurrenceOut]  # further sites, listed by location only (keeps pages small)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ def message_parts(entry: Entry) -> list[MessagePart]:
     return parts
 
 
+SITES_SHOWN = 6  # sites with a highlighted snippet in the shown snapshot
+SITES_SHOWN_OTHER = 2  # ... and in each other snapshot
+
+
 def snapshot_groups(entry: Entry) -> list[SnapshotGroup]:
     """Occurrences grouped by snapshot: the shown snapshot first, then as the entry orders them."""
     groups: dict[str, SnapshotGroup] = {}
@@ -93,13 +98,16 @@ def snapshot_groups(entry: Entry) -> list[SnapshotGroup]:
                 anchor=anchor_for(occ.snapshot),
                 selected=occ.snapshot == entry.snapshot,
                 occurrences=[],
+                more=[],
             )
             groups[occ.snapshot] = group
-        group.occurrences.append(
-            OccurrenceView(occ, highlight_snippet(occ.snippet), f"{group.anchor}-site-{i}")
-        )
-    ordered = sorted(groups.values(), key=lambda g: not g.selected)  # stable: keeps entry order
-    return ordered
+        shown = SITES_SHOWN if group.selected else SITES_SHOWN_OTHER
+        if len(group.occurrences) < shown:
+            code = highlight_snippet(occ.snippet)
+            group.occurrences.append(OccurrenceView(occ, code, f"{group.anchor}-site-{i}"))
+        else:
+            group.more.append(occ)
+    return sorted(groups.values(), key=lambda g: not g.selected)  # stable: keeps entry order
 
 
 def provenance_text(provenance: list[Provenance]) -> str:
