@@ -210,3 +210,45 @@ def test_paste_box_form_post_renders_ranked_matches(site: Site) -> None:
     assert f"/errors/{site.ids[XSS_MESSAGE]}" in page_facts(hostile.text).links
     nothing = site.post("/match", {"text": "all good here"})
     assert nothing.status_code == 200 and "0 matches" in page_facts(nothing.text).text
+
+
+def _css_vars(block: str) -> dict[str, str]:
+    out = {}
+    for decl in block.split(";"):
+        name, _, value = decl.partition(":")
+        if name.strip().startswith("--") and value.strip().startswith("#"):
+            out[name.strip()[2:]] = value.strip()
+    return out
+
+
+def _contrast(a: str, b: str) -> float:
+    def lum(h: str) -> float:
+        rgb = [int(h.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_text_colors_meet_wcag_aa_in_light_and_dark() -> None:
+    css = (Path(__file__).resolve().parent.parent / "service/static/site.css").read_text()
+    blocks = [part.split("}", 1)[0] for part in css.split(":root {")[1:]]
+    assert len(blocks) == 2  # light, then the prefers-color-scheme: dark override
+    pairs = [
+        ("fg", "bg"),
+        ("muted", "bg"),
+        ("muted", "panel"),
+        ("link", "bg"),
+        ("link", "panel"),
+        ("accent", "bg"),
+        ("ph-fg", "ph-bg"),
+        ("ok", "bg"),
+        ("bad", "bg"),
+        ("fg", "hll"),
+        ("bg", "link"),
+    ]
+    for block in blocks:
+        colors = _css_vars(block)
+        for fg, bg in pairs:
+            assert _contrast(colors[fg], colors[bg]) >= 4.5, (fg, bg, colors[fg], colors[bg])
