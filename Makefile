@@ -24,7 +24,9 @@ serve: install
 	$(BIN)/errkb serve
 
 browser:
-	@command -v chromium >/dev/null || (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null)
+	@# Debian's chromium for the Playwright tests (never a downloaded browser); a fresh machine
+	@# has no apt lists yet, so update them first.
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null)
 
 test: install browser
 	$(BIN)/pytest -q
