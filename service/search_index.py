@@ -64,7 +64,7 @@ def refresh_search_index(session: Session | Connection) -> int:
         paths[error_id].add(path)
         funcs[error_id].add(qualname)
         flags[error_id].update(involved_flag_names(involvements))
-    errors = session.execute(select(Error.id, Error.exception, Error.message)).all()
+    errors = list(session.execute(select(Error.id, Error.exception, Error.message)))
     # One global order (message, then id) computed here, so both backends page identically
     # without depending on their collations.
     errors.sort(key=lambda r: (r.message.casefold(), r.id))
