@@ -6,6 +6,7 @@ from knowledge_checks import guard_holds
 
 from ingest.knowledge import explain_error
 from ingest.knowledge.commands import escape, trigger_args
+from ingest.knowledge.environment import named_in_message
 from ingest.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
 from ingest.knowledge.message import advice, category, rules, sentences
 from ingest.knowledge.related import rank_related, similarity
@@ -280,3 +281,30 @@ def test_related_ranking_quota_and_self() -> None:
     assert [r.reason for r in out].count("shares --x") >= 3
     assert len({r.id for r in out}) == 8
     assert similarity("tp size must be even", "tp size must be odd") > 0.3
+
+
+def test_environment_variables_are_named_as_leads_not_fixes() -> None:
+    site = make_site(
+        "--enable-unified-memory is incompatible with SGLANG_STAGING_BUFFER (the staging path).",
+        (
+            Condition("if", "get_memory().enable_unified_memory", True, 3),
+            Condition("if", "envs.SGLANG_STAGING_BUFFER.get()", True, 4),
+            Condition("if", "flag", True, 5, (("flag", "os.environ.get('MY_TOGGLE', '')"),)),
+        ),
+    )
+    ex = explain_error(site, involvements(site), None, project="srv", launch_command=LAUNCH)
+    texts = [s.text for s in ex.solutions if s.kind == "condition"]
+    assert any("environment variables SGLANG_STAGING_BUFFER, MY_TOGGLE" in t for t in texts)
+    assert not any("The message names SGLANG_STAGING_BUFFER" in t for t in texts)
+    tpl = Template((Segment("text", "Set FOO_BAR or OTHER_THING_2, not X_Y or Foo_Bar."),), "x")
+    assert named_in_message(tpl) == ["FOO_BAR", "OTHER_THING_2"]
+
+
+def test_caught_exception_clause() -> None:
+    site = make_site(
+        [Segment("text", "bad value: "), Segment("placeholder", "e")],
+        (Condition("try", "try", True, 3), Condition("except", "(TypeError, KeyError)", True, 5)),
+        "parse",
+    )
+    ex = explain_error(site, [], None, project="srv")
+    assert "when `(TypeError, KeyError)` was caught" in ex.what_it_means.text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ingest.knowledge import message
+from ingest.knowledge import environment, message
 from ingest.knowledge.commands import ANY_VALUE, escape, trigger_args
 from ingest.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from ingest.knowledge.wording import (
@@ -133,6 +133,38 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
     return Fix("condition", "; ".join(parts) + ".", prov)
 
 
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _environment_fixes(site: Site) -> list[Fix]:
+    """Environment variables the guard reads or the message names: a lead, said as such."""
+    read = environment.read_by_guard(site.conditions)
+    named = [n for n in environment.named_in_message(site.template) if n not in read]
+    out = []
+    if read:
+        out.append(
+            Fix(
+                "condition",
+                "The guard reads the environment variable"
+                + ("s " if len(read) > 1 else " ")
+                + ", ".join(read)
+                + ": check how it is set where the process starts.",
+                ("derived:conditions",),
+            )
+        )
+    if named:
+        out.append(
+            Fix(
+                "condition",
+                "The message names " + ", ".join(named) + ": if that is an environment variable "
+                "or setting of yours, check its value.",
+                ("derived:message",),
+            )
+        )
+    return out
+
+
 def solutions(
     site: Site,
     flags: list[Involvement],
@@ -144,17 +176,23 @@ def solutions(
     pypi_name: str | None = None,
 ) -> list[Fix]:
     """Every solution, ordered; never empty."""
-    advice = [Fix("advice", s, ("derived:message",)) for s in message.advice(site.template)]
+    advice = [
+        Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
+    ]
     flag_fixes = _flag_fixes(flags)
     ups, downs = _history_fixes(tl, project, releases, pypi_name)
     out = advice + flag_fixes + ups
-    if not advice:
-        out += [
+    out += _environment_fixes(site)
+    rules = message.rules(site.template)
+    if not advice and rules:
+        quoted = " ".join(f"“{_capitalized(r)}”" for r in rules[:3])
+        out.append(
             Fix(
-                "condition", f"Meet the requirement the message states: “{r}”", ("derived:message",)
+                "condition",
+                f"Meet the requirement the message states: {quoted}",
+                ("derived:message",),
             )
-            for r in message.rules(site.template)[:2]
-        ]
+        )
     if not advice and not any(f.command or f.text.startswith("Remove") for f in flag_fixes):
         out.append(_known_facts(site, flags, exception))
     return out + downs

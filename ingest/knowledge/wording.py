@@ -117,6 +117,8 @@ def activity(qualname: str) -> str | None:
     words = [w for w in func.strip("_").split("_") if w]
     if not words or words[0].lower() not in _VERBS:
         return None
+    if words[0].lower() == "forward" and len(words) == 1:
+        return "running the forward pass" + (f" of `{cls}`" if cls else "")
     rest = " ".join(w.lower() for w in words[1:])
     return f"{_VERBS[words[0].lower()]} {rest}".strip()
 
@@ -235,9 +237,9 @@ def condition_clauses(cond: Condition, flags: list[Involvement]) -> list[str]:
             else f"a loop over {code(cond.expr)} ended without `break`"
         ]
     if cond.kind == "with":
-        return [f"inside {code('with ' + cond.expr)}"]
+        return [f"it runs inside {code('with ' + cond.expr)}"]
     if cond.kind == "except":
-        return [f"while handling {code(cond.expr)}"]
+        return [f"{code(cond.expr)} was caught"]
     if cond.kind == "try":
         return [] if cond.expr == "try" else [f"in the `{cond.expr}` part of a `try`"]
     if cond.kind == "case":
