@@ -273,3 +273,26 @@ def test_many_branches_do_not_explode() -> None:
     body = "".join(f"    if x == {i}:\n        msg += 'p{i}'\n" for i in range(60))
     t = template_of(f"def f(x):\n    msg = 'start '\n{body}    raise ValueError(msg)\n")
     assert t.segments == (text("start "), ph("msg"))
+
+
+def test_shared_definition_is_not_altered_by_a_raise_with_extra_arguments() -> None:
+    sites = sites_of(
+        """
+        def f(x):
+            msg = f"bad {x}"
+            if x:
+                raise ValueError(msg, x)
+            raise ValueError(msg)
+        """
+    )
+    assert [s.template.display for s in sites] == ["bad {x}, {x}", "bad {x}"]
+
+
+def test_form_is_other_when_a_format_cannot_be_resolved() -> None:
+    t = template_of("def f(fmt, x):\n    raise ValueError(fmt % x)\n")
+    assert (t.segments, t.form) == ((ph("fmt % x"),), "other")
+
+
+def test_form_follows_the_argument_not_the_names_it_uses() -> None:
+    t = template_of('P = "pre"\ndef f(x):\n    msg = f"{P}: {x}"\n    raise ValueError(msg)\n')
+    assert (t.display, t.form) == ("pre: {x}", "name")

@@ -17,7 +17,7 @@ from ingest.extract.source import SourceLines
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 

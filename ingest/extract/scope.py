@@ -104,7 +104,7 @@ def direct_bindings(stmt: ast.stmt) -> set[str]:
         return {a.asname or a.name.split(".")[0] for a in stmt.names}
     if isinstance(stmt, ast.Delete):
         return set().union(*(_target_names(t) for t in stmt.targets))
-    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+    if isinstance(stmt, (ast.Try, ast.TryStar)):
         return {h.name for h in stmt.handlers if h.name}  # type: ignore[attr-defined]
     if isinstance(stmt, ast.Match):
         return set().union(*(_pattern_names(c.pattern) for c in stmt.cases))
@@ -117,7 +117,7 @@ def child_blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
         return [stmt.body, stmt.orelse]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return [stmt.body]
-    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+    if isinstance(stmt, (ast.Try, ast.TryStar)):
         t = stmt  # type: ignore[assignment]
         return [t.body, *(h.body for h in t.handlers), t.orelse, t.finalbody]  # type: ignore[attr-defined]
     if isinstance(stmt, ast.Match):

@@ -41,7 +41,7 @@ def _branches(stmt: ast.stmt) -> list[tuple[list[ast.stmt], Entry]]:
         return [(stmt.body, Entry(stmt, "body"))]
     if isinstance(stmt, ast.Match):
         return [(case.body, Entry(stmt, "case", case)) for case in stmt.cases]
-    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+    if isinstance(stmt, (ast.Try, ast.TryStar)):
         t: ast.Try = stmt  # type: ignore[assignment]
         return [
             (t.body, Entry(stmt, "body")),

@@ -97,9 +97,10 @@ class TemplateBuilder:
             return Template((_placeholder(ast.unparse(first)),), "other")
         self.name_form = "name"
         segments = self.segments(first, self.scope, pos, 0)
-        for extra in args[1:]:
-            segments += [_text(", "), _placeholder(ast.unparse(extra))]
-        return Template(compact(segments), self._form(first))
+        unresolved = segments == [_placeholder(ast.unparse(first))]
+        form = "other" if unresolved and not isinstance(first, ast.Name) else self._form(first)
+        extras = [seg for a in args[1:] for seg in (_text(", "), _placeholder(ast.unparse(a)))]
+        return Template(compact([*segments, *extras]), form)
 
     def _form(self, expr: ast.expr) -> str:
         if isinstance(expr, ast.Constant):
@@ -206,8 +207,9 @@ class TemplateBuilder:
         current: Scope | None = scope
         while current is not None:
             if name in current.local_names:
-                if current is not scope and not current.is_function:
-                    self.name_form = "constant"
+                if depth == 0:  # the form is about the argument itself, not what it uses
+                    module_or_class = current is not scope and not current.is_function
+                    self.name_form = "constant" if module_or_class else "name"
                 definition = current.lookup(name, pos)
                 return self._definition(definition, name, current, depth)
             parent = current.parent
@@ -252,7 +254,8 @@ class TemplateBuilder:
         definition = owner.lookup(expr.attr, owner.end())
         if not isinstance(definition, Assigned):
             return None
-        self.name_form = "constant"
+        if depth == 0:
+            self.name_form = "constant"
         return self.segments(definition.value, owner, definition.pos, depth + 1)
 
 
