@@ -1,8 +1,8 @@
 """The sglang knowledge base that several test modules share, built once by the real pipeline.
 
 Building it parses four real releases, so it is cached in a file keyed by a hash of the code that
-produces it (ingest/, errkb/, migrations/, pins.toml) and built under a file lock; each test
-session works on its own copy.
+writes it (ingest/, the schema and migrations, the search index the store fills, pins.toml) and
+built under a file lock; each test session works on its own copy.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def _digest(paths: list[Path]) -> str:
 
 def code_digest() -> str:
     """A hash of everything that decides the knowledge base's contents."""
-    files = [ROOT / "pins.toml"]
-    for folder in ("ingest", "errkb", "migrations"):
+    files = [ROOT / "pins.toml", ROOT / "errkb" / "models.py", ROOT / "errkb" / "db.py"]
+    files += [ROOT / "service" / "search_index.py", ROOT / "service" / "search_terms.py"]
+    for folder in ("ingest", "migrations"):
         files += sorted((ROOT / folder).rglob("*.py"))
     return _digest(files)
 
