@@ -188,16 +188,17 @@ def write_snapshot(
             .returning(Snapshot.id)
         ).scalar_one()
 
-        errors = {}
+        errors: dict[str, dict[str, Any]] = {}
         for site, _ in occurrences:
             row = _error_row(repo["name"], repo_id, site)
             errors.setdefault(row["id"], row)
         existing: set[str] = set()
-        for chunk in batches(sorted(errors)):
-            existing.update(conn.execute(select(Error.id).where(Error.id.in_(chunk))).scalars())
-        _insert_ignore(conn, Error.__table__, [r for i, r in errors.items() if i not in existing])  # type: ignore[arg-type]
+        for ids in batches(sorted(errors)):
+            existing.update(conn.execute(select(Error.id).where(Error.id.in_(ids))).scalars())
+        new_errors = [r for i, r in errors.items() if i not in existing]
+        _insert_ignore(conn, Error.__table__, new_errors)  # type: ignore[arg-type]
 
-        occ_rows = [
+        occ_rows: list[dict[str, Any]] = [
             {
                 "error_id": error_id(repo["name"], site.exception, site.template),
                 "snapshot_id": snapshot_id,
@@ -212,8 +213,8 @@ def write_snapshot(
             }
             for site, involved in occurrences
         ]
-        for chunk in batches(occ_rows):
-            conn.execute(insert(Occurrence), list(chunk))
+        for rows in batches(occ_rows):
+            conn.execute(insert(Occurrence), list(rows))
         links = {
             (r["error_id"], r["dest"]): r
             for o in occ_rows

@@ -23,6 +23,7 @@ from ingest.pipeline import Job, ingest_snapshot
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "errkb-tests"
 MAX_BYTES = 2_000_000
+KEEP = 4  # cached builds kept: the newest, plus donors for the file cache
 
 
 def _digest(paths: list[Path]) -> str:
@@ -92,6 +93,8 @@ def sglang_kb_file() -> Path:
                 copy_file_cache(f"sqlite:///{donors[-1]}", url)
             ingest_pinned_releases(url)
             os.replace(partial, target)
+            for old in sorted(CACHE.glob("kb-*.sqlite3"), key=os.path.getmtime)[:-KEEP]:
+                old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
     return target
 
 

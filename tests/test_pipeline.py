@@ -139,7 +139,8 @@ def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> No
             f"def f{j}(x):\n    if x == {j}:\n        raise ValueError(f'case {i}-{j}: {{x}}')\n"
             for j in range(20)
         )
-        (root / f"m{i // 10}" / f"f{i}.py").write_text(body + "#" * 8000)  # enough bytes to start processes
+        # Padding: enough bytes in all that the pool is started.
+        (root / f"m{i // 10}" / f"f{i}.py").write_text(body + "#" * 8000)
     summary = _ingest(engine, root, workers=2)
     assert summary.files_parsed == 40 and summary.sites == 800 and summary.errors == 800
     parallel = dump(engine)

@@ -106,17 +106,17 @@ class GitSource:
     def files(self) -> Iterator[SourceFile]:
         """Every `.py` blob of the commit's tree, read from the object store."""
         blobs = [
-            item
+            (str(item.path), item)
             for item in self.commit.tree.traverse()
-            if isinstance(item, git.Blob) and item.path.endswith(".py")
+            if isinstance(item, git.Blob) and str(item.path).endswith(".py")
         ]
-        for blob in sorted(blobs, key=lambda b: b.path):
+        for path, blob in sorted(blobs, key=lambda pair: pair[0]):
             if blob.mode == git.Blob.link_mode:  # a symlink's target may leave the tree
-                yield SourceFile(blob.path, blob.hexsha, b"", skip="unsafe")
+                yield SourceFile(path, blob.hexsha, b"", skip="unsafe")
             elif blob.size > self.max_bytes:
-                yield SourceFile(blob.path, blob.hexsha, b"", skip="too_large")
+                yield SourceFile(path, blob.hexsha, b"", skip="too_large")
             else:
-                yield SourceFile(blob.path, blob.hexsha, blob.data_stream.read())
+                yield SourceFile(path, blob.hexsha, blob.data_stream.read())
 
     def close(self) -> None:
         """Stop GitPython's helper processes and drop its caches."""

@@ -102,7 +102,7 @@ def cached_archive(name: str, version: str, cache_dir: Path) -> Path | None:
         )
     ]
     wheels = [p for p in found if p.suffix == ".whl"]
-    return (wheels or found or [None])[0]
+    return (wheels or found)[0] if found else None
 
 
 def download(name: str, version: str, cache_dir: Path) -> Path:
