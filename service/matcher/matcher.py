@@ -39,15 +39,27 @@ class Match:
 
 
 def match_text(
-    index: MatchIndex, text: str, *, limit: int = 10, min_score: float = MIN_SCORE
+    index: MatchIndex,
+    text: str,
+    *,
+    limit: int = 10,
+    min_score: float = MIN_SCORE,
+    exhaustive: bool = False,
 ) -> list[Match]:
-    """Ranked matches for `text`, at most `limit`, each scored at least `min_score`."""
+    """Ranked matches for `text`, at most `limit`, each scored at least `min_score`.
+
+    `exhaustive` aligns every template instead of the indexed candidates: the naive baseline
+    that bench/match.py measures the index against.
+    """
     prep = prepare(text)
-    words = set(prep.work.translate(TOKEN_TABLE).split())
     found = frames(prep.squeezed)
     frame_starts = [f.start for f in found]
+    if exhaustive:
+        candidates: list[int] | range = range(len(index.entries))
+    else:
+        candidates = index.candidates(set(prep.work.translate(TOKEN_TABLE).split()), CANDIDATES)
     scored: list[_Scored] = []
-    for e in index.candidates(words, CANDIDATES):
+    for e in candidates:
         entry = index.entries[e]
         best: _Scored | None = None
         for al in alignments(entry.pieces, prep.squeezed)[:ALIGNMENTS_PER_CANDIDATE]:

@@ -1,0 +1,271 @@
+"""Benchmark: POST /api/match's matcher, in process, on sglang 0.5.18-0.5.23.
+
+Prints, for a corpus of generated realistic inputs (templates rendered with values, embedded in
+server logs with prefixes and tracebacks, wrapped at 80 columns, some cut after 60 characters):
+- median and p99 latency per request with the index;
+- the same texts matched naively (every template aligned), and the ratio (goal >= 100x);
+- time for 10x longer inputs / time for the base inputs (goal <= 12x), two ways: one error in
+  10x more log, and ten errors in one text;
+- hostile bodies (1 MiB of `a`, 1 MiB of the commonest first word, 256 KiB of random bytes,
+  1 MiB of random template words, 1 MiB of traceback frames);
+- index build time (database read + compile) and its memory (tracemalloc, retained and peak).
+Timings are medians over interleaved rounds in one process, so machine load affects both sides.
+
+Usage: .venv/bin/python bench/match.py [--db URL] [--releases 0.5.18,...] [--texts N]
+Missing releases are ingested into the database first with the real pipeline (one-off cost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy import select
+
+ROOT = Path(__file__).resolve().parent.parent
+# Run as a script, bench/ comes first on sys.path and bench/ingest.py would shadow the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: the acceptance test's corpus generator
+
+from match_corpus import cut, embed, render  # noqa: E402
+
+from errkb.db import make_engine, upgrade  # noqa: E402
+from errkb.errors import ErrkbError  # noqa: E402
+from errkb.models import Error, Occurrence, Snapshot  # noqa: E402
+from errkb.settings import Settings  # noqa: E402
+from ingest import plan  # noqa: E402
+from ingest.pins import load_pins  # noqa: E402
+from ingest.pipeline import Job, ingest_snapshot  # noqa: E402
+from service.matcher import MatchIndex, build_index, match_text  # noqa: E402
+from service.matcher.loader import error_rows, load_index  # noqa: E402
+
+RELEASES = ("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
+ROUNDS = 3
+
+
+def ensure_releases(url: str, releases: tuple[str, ...]) -> list[str]:
+    """Ingest the releases the database lacks; returns the labels it holds afterwards."""
+    engine = make_engine(url)
+    upgrade(engine)
+    settings = Settings()
+    pins = load_pins(ROOT / "pins.toml")
+    with engine.connect() as conn:
+        have = {label for (label,) in conn.execute(select(Snapshot.label)).all()}
+    for version in releases:
+        if version in have:
+            continue
+        print(f"ingesting sglang {version} ...", flush=True)
+        try:
+            repo, make = plan.pypi_planned(
+                f"sglang=={version}", pins, None, settings.cache_dir / "pypi", 2_000_000
+            )
+            source = make()
+        except ErrkbError as exc:
+            print(f"  skipped: {exc.message}")
+            continue
+        try:
+            ingest_snapshot(source, repo, repo.extract_config(2_000_000), Job(engine=engine))
+        finally:
+            source.close()
+    with engine.connect() as conn:
+        labels = sorted({label for (label,) in conn.execute(select(Snapshot.label)).all()})
+    engine.dispose()
+    return labels
+
+
+def corpus(url: str, count: int, seed: int = 1) -> list[tuple[str, str]]:
+    """(error id, text) pairs: full logs and cut-off messages, for sampled errors."""
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(Error.id, Error.template, Occurrence.path, Occurrence.line, Occurrence.qualname)
+            .join(Occurrence, Occurrence.error_id == Error.id)
+            .order_by(Error.id, Occurrence.id)
+        ).all()
+    engine.dispose()
+    first = {}
+    for row in rows:
+        if any(s["kind"] == "text" and s["text"].strip() for s in row.template):
+            first.setdefault(row.id, row)
+    rng = random.Random(seed)
+    picked = rng.sample(sorted(first), min(count, len(first)))
+    out = []
+    for error_id in picked:
+        row = first[error_id]
+        message = render(rng, row.template)
+        if rng.random() < 0.25:
+            out.append((error_id, cut(rng, message)))
+        else:
+            module = row.path.removeprefix("python/")
+            function = row.qualname.rsplit(".", 1)[-1]
+            out.append(
+                (
+                    error_id,
+                    embed(rng, message, module_path=module, line=row.line, function=function),
+                )
+            )
+    return out
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def per_text(index: MatchIndex, texts: list[str], **kw: object) -> list[float]:
+    """Median over ROUNDS of each text's match time, rounds interleaved."""
+    rounds = [[timed(lambda t=t: match_text(index, t, **kw)) for t in texts] for _ in range(ROUNDS)]  # type: ignore[misc]
+    return [statistics.median(r[i] for r in rounds) for i in range(len(texts))]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def bench_build(url: str) -> MatchIndex:
+    engine = make_engine(url)
+    from sqlalchemy.orm import Session
+
+    reads, builds = [], []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        with Session(engine) as session:
+            rows = error_rows(session)
+        reads.append(time.perf_counter() - start)
+        builds.append(timed(lambda rows=rows: build_index(rows)))  # type: ignore[misc]
+    tracemalloc.start()
+    index = load_index(engine)
+    retained, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    engine.dispose()
+    print(
+        f"index: {index.stats['entries']} templates ({index.stats['opaque']} opaque skipped), "
+        f"{index.stats['words']} words, {index.stats['postings']} postings"
+    )
+    print(
+        f"build: read rows {statistics.median(reads):.2f} s + compile "
+        f"{statistics.median(builds):.2f} s; memory retained {retained / 2**20:.1f} MiB, "
+        f"peak {peak / 2**20:.1f} MiB (tracemalloc, during database read + build)"
+    )
+    return index
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default=f"sqlite:///{ROOT / 'data' / 'bench' / 'match.sqlite3'}")
+    parser.add_argument("--releases", default=",".join(RELEASES))
+    parser.add_argument("--texts", type=int, default=1000)
+    parser.add_argument("--naive-texts", type=int, default=30)
+    args = parser.parse_args()
+    labels = ensure_releases(args.db, tuple(args.releases.split(",")))
+    print(f"snapshots: {', '.join(labels)}")
+    index = bench_build(args.db)
+
+    pairs = corpus(args.db, args.texts)
+    texts = [t for _, t in pairs]
+    fast = per_text(index, texts)
+    top1 = sum(
+        1 for (eid, t) in pairs if (m := match_text(index, t, limit=1)) and m[0].entry.id == eid
+    )
+    print(
+        f"corpus: {len(texts)} texts, median {statistics.median(len(t) for t in texts):.0f} chars; "
+        f"top-1 same error {top1 / len(texts):.1%} (twins with identical text count as misses)"
+    )
+    print(f"latency with index: median {ms(statistics.median(fast))}, p99 {ms(pct(fast, 0.99))}")
+
+    subset = texts[: args.naive_texts]
+    naive = per_text(index, subset, exhaustive=True)
+    indexed = fast[: args.naive_texts]
+    ratio = statistics.median(naive) / statistics.median(indexed)
+    print(
+        f"naive (every template aligned), {len(subset)} texts: "
+        f"median {ms(statistics.median(naive))} -> index is {ratio:.0f}x faster (goal >= 100x)"
+    )
+
+    scale(index, pairs)
+    hostile(index)
+
+
+def scale(index: MatchIndex, pairs: list[tuple[str, str]]) -> None:
+    """Time for 10x longer inputs over time for the base inputs."""
+    rng = random.Random(3)
+    logs = [t for _, t in pairs if "\n" in t][:60]
+    base, padded, ten = [], [], []
+    for log in logs[:30]:
+        noise = [t for t in logs if t is not log]
+        filler = []
+        while sum(map(len, filler)) < 9 * len(log):
+            filler.append(_noise_only(rng, len(log)))
+        half = len(filler) // 2
+        base.append(log)
+        padded.append("\n".join(filler[:half] + [log] + filler[half:]))
+        ten.append("\n".join([log] + rng.sample(noise, 9)))
+    t_base = statistics.median(per_text(index, base))
+    t_pad = statistics.median(per_text(index, padded))
+    t_ten = statistics.median(per_text(index, ten))
+    size = statistics.median(len(t) for t in base)
+    print(
+        f"scaling (base median {size:.0f} chars, {ms(t_base)}): one error in 10x more log "
+        f"{t_pad / t_base:.1f}x, ten errors in one text {t_ten / t_base:.1f}x (goal <= 12x)"
+    )
+
+
+def _noise_only(rng: random.Random, size: int) -> str:
+    lines = []
+    while sum(map(len, lines)) < size:
+        lines.append(
+            f"[2025-03-0{rng.randrange(1, 9)} 10:{rng.randrange(10, 59)}:00 TP{rng.randrange(8)}] "
+            f"Decode batch. #running-req: {rng.randrange(64)}, #token: {rng.randrange(99999)}, "
+            f"token usage: 0.{rng.randrange(99):02d}, gen throughput (token/s): "
+            f"{rng.uniform(1, 900):.2f}, #queue-req: {rng.randrange(9)}"
+        )
+    return "\n".join(lines)
+
+
+def hostile(index: MatchIndex) -> None:
+    """Bounded time on bodies built to hurt."""
+    rng = random.Random(9)
+    vocab = sorted(index.postings)
+    word = _commonest_first_word(index)
+    bodies = {
+        "1 MiB of 'a'": "a" * (1 << 20),
+        f"1 MiB of {word!r} repeated": (word + " ") * ((1 << 20) // (len(word) + 1)),
+        "256 KiB random bytes": rng.randbytes(256 << 10).decode("utf-8", errors="replace"),
+        "1 MiB random template words": " ".join(rng.choice(vocab) for _ in range((1 << 20) // 8))[
+            : 1 << 20
+        ],
+        "1 MiB of traceback frames": ('File "/x/sglang/srt/a.py", line 1, in f\n' * 30_000)[
+            : 1 << 20
+        ],
+    }
+    for name, body in bodies.items():
+        seconds = statistics.median(
+            timed(lambda b=body: match_text(index, b)) for _ in range(ROUNDS)
+        )  # type: ignore[misc]
+        print(f"hostile: {name}: {ms(seconds)}")
+
+
+def _commonest_first_word(index: MatchIndex) -> str:
+    words: Counter[str] = Counter()
+    for entry in index.entries:
+        if not entry.gaps[0]:
+            head = entry.title.split()[:1]
+            words.update(head)
+    return words.most_common(1)[0][0]
+
+
+if __name__ == "__main__":
+    main()
