@@ -93,7 +93,8 @@ def sglang_kb_file() -> Path:
                 copy_file_cache(f"sqlite:///{donors[-1]}", url)
             ingest_pinned_releases(url)
             os.replace(partial, target)
-            for old in sorted(CACHE.glob("kb-*.sqlite3"), key=os.path.getmtime)[:-KEEP]:
+            builds = sorted(CACHE.glob("kb-*-x*.sqlite3"), key=os.path.getmtime)
+            for old in builds[:-KEEP]:
                 old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
     return target
 
