@@ -123,3 +123,9 @@ def test_invalid_pins_name_the_problem(cli_env: Path, tmp_path: Path) -> None:
     assert "repos.0.releses" in result.output
     bad.write_text("[[repos]\n")
     assert "invalid TOML" in _run("ingest", "--pins", str(bad)).output
+
+
+def test_unreadable_git_location_fails_clearly(cli_env: Path) -> None:
+    result = _run("ingest", "--git", (cli_env / "missing").as_uri(), "--ref", "main")
+    assert result.exit_code == 1
+    assert "cannot open git repository" in result.output
