@@ -1,12 +1,16 @@
 """Parsers for `%`-style and `str.format` format strings (hand-written: no regex on scanned text).
 
-Each returns a list of pieces: a `str` for literal text, or a `Field` for a replacement field.
+Each parser returns a list of pieces: a `str` for literal text, or a `Field` for a replacement
+field; `fill` turns the pieces into template segments, each field holding its argument's source.
 Malformed format strings return None so the caller keeps the expression as one placeholder.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+
+from ingest.records import Segment
 
 
 @dataclass(frozen=True)
@@ -125,3 +129,49 @@ def format_pieces(fmt: str) -> list[Piece] | None:
     if text:
         pieces.append("".join(text))
     return pieces
+
+
+Args = tuple[list[str], dict[str, str]] | str
+
+
+def percent_args(right: ast.expr) -> Args:
+    """The `%` operand as positional and named argument texts (or one opaque operand)."""
+    if isinstance(right, ast.Tuple):
+        return ([ast.unparse(e) for e in right.elts], {})
+    if isinstance(right, ast.Dict):
+        named = {
+            k.value: ast.unparse(v)
+            for k, v in zip(right.keys, right.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        }
+        return ([], named)
+    return ast.unparse(right)
+
+
+def fill(pieces: list[Piece], args: Args) -> list[Segment]:
+    """Segments of a parsed format string with each field replaced by its argument's source."""
+    fields = [p for p in pieces if isinstance(p, Field)]
+    out: list[Segment] = []
+    auto = 0
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(Segment("text", piece))
+            continue
+        if isinstance(args, str):  # `"..." % x`: x itself, or x[i] / x['key'] (tuple or dict)
+            if isinstance(piece.key, str):
+                expr = f"{args}[{piece.key!r}]"
+            else:
+                expr = args if len(fields) == 1 else f"{args}[{auto}]"
+                auto += 1
+        else:
+            positional, named = args
+            key = piece.key
+            if key is None:
+                key, auto = auto, auto + 1
+            if isinstance(key, int):
+                expr = positional[key] if key < len(positional) else f"{{{key}}}"
+            else:
+                expr = named.get(key, key)
+            expr += piece.attr
+        out.append(Segment("placeholder", expr, piece.conversion, piece.format_spec))
+    return out

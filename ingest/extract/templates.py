@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from ingest.extract.formats import Field, Piece, format_pieces, percent_pieces
+from ingest.extract.formats import fill, format_pieces, percent_args, percent_pieces
 from ingest.extract.scope import Assigned, Augmented, Branches, Definition, Position, Scope
 from ingest.records import Segment, Template
 
@@ -181,7 +181,7 @@ class TemplateBuilder:
             pieces = percent_pieces(fmt) if fmt is not None else None
             if pieces is None:
                 return None
-            return _fill(pieces, _percent_args(expr.right))
+            return fill(pieces, percent_args(expr.right))
         return None
 
     def _format_call(self, call: ast.Call, scope: Scope, pos: Position, depth: int) -> Segs | None:
@@ -192,7 +192,7 @@ class TemplateBuilder:
             return None
         positional = [ast.unparse(a) for a in call.args]
         keywords = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
-        return _fill(pieces, (positional, keywords))
+        return fill(pieces, (positional, keywords))
 
     def _literal(self, expr: ast.expr, scope: Scope, pos: Position, depth: int) -> str | None:
         """The text of an expression that resolves to literal text only, else None."""
@@ -275,49 +275,3 @@ def _spec_text(spec: ast.expr) -> str:
                 parts.append("{" + ast.unparse(v.value) + "}")
         return "".join(parts)
     return ast.unparse(spec)
-
-
-Args = tuple[list[str], dict[str, str]] | str
-
-
-def _percent_args(right: ast.expr) -> Args:
-    """The `%` operand as positional and named argument texts (or one opaque operand)."""
-    if isinstance(right, ast.Tuple):
-        return ([ast.unparse(e) for e in right.elts], {})
-    if isinstance(right, ast.Dict):
-        named = {
-            k.value: ast.unparse(v)
-            for k, v in zip(right.keys, right.values, strict=True)
-            if isinstance(k, ast.Constant) and isinstance(k.value, str)
-        }
-        return ([], named)
-    return ast.unparse(right)
-
-
-def _fill(pieces: list[Piece], args: Args) -> Segs:
-    """Segments of a parsed format string with each field replaced by its argument's source."""
-    fields = [p for p in pieces if isinstance(p, Field)]
-    out: Segs = []
-    auto = 0
-    for piece in pieces:
-        if isinstance(piece, str):
-            out.append(_text(piece))
-            continue
-        if isinstance(args, str):  # `"..." % x`: x itself, or x[i] / x['key'] (tuple or dict)
-            if isinstance(piece.key, str):
-                expr = f"{args}[{piece.key!r}]"
-            else:
-                expr = args if len(fields) == 1 else f"{args}[{auto}]"
-                auto += 1
-        else:
-            positional, named = args
-            key = piece.key
-            if key is None:
-                key, auto = auto, auto + 1
-            if isinstance(key, int):
-                expr = positional[key] if key < len(positional) else f"{{{key}}}"
-            else:
-                expr = named.get(key, key)
-            expr += piece.attr
-        out.append(_placeholder(expr, piece.conversion, piece.format_spec))
-    return out
