@@ -119,6 +119,7 @@ def export_site(
             heading="Error knowledge base",
             stats={"errors": len(ids), "snapshots": labels},
             results=None,
+            searching=False,
             search_index_url="search-index.json",
         ),
     )

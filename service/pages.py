@@ -142,6 +142,7 @@ def index_page(
         stats=stats,
         results=results,
         header_q=q if searching else "",
+        searching=searching,
         **_pager(links, results, n),
     )
     return _html(body, v.headers())

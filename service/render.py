@@ -62,7 +62,6 @@ def environment() -> Environment:
         provenance_text=provenance_text,
         guard_needs=guard_needs,
         solution_kinds=SOLUTION_KINDS,
-        hit_matched_elsewhere=True,
     )
     return env
 
