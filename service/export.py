@@ -248,10 +248,16 @@ def _search_index(session: Session) -> dict[str, Any]:
     return {"version": 1, "count": total, "errors": errors}
 
 
-def _write_sitemap(outdir: Path, pages: list[str], base: str) -> None:
+def sitemap_xml(locs: list[str]) -> bytes:
+    """A sitemaps.org `urlset` document listing `locs` in order."""
     ET.register_namespace("", SITEMAP_NS)
     urlset = ET.Element(f"{{{SITEMAP_NS}}}urlset")
-    for rel in sorted(pages):
+    for loc in locs:
         url = ET.SubElement(urlset, f"{{{SITEMAP_NS}}}url")
-        ET.SubElement(url, f"{{{SITEMAP_NS}}}loc").text = (f"{base}/" if base else "") + quote(rel)
-    ET.ElementTree(urlset).write(outdir / "sitemap.xml", encoding="utf-8", xml_declaration=True)
+        ET.SubElement(url, f"{{{SITEMAP_NS}}}loc").text = loc
+    return bytes(ET.tostring(urlset, encoding="utf-8", xml_declaration=True))
+
+
+def _write_sitemap(outdir: Path, pages: list[str], base: str) -> None:
+    prefix = f"{base}/" if base else ""
+    (outdir / "sitemap.xml").write_bytes(sitemap_xml([prefix + quote(p) for p in sorted(pages)]))

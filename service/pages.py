@@ -284,6 +284,23 @@ def _labels_by_id(session: SessionDep) -> dict[int, str]:
     return {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
 
 
+@router.get("/sitemap.xml")
+def sitemap(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    """Every error page, plus the index and browse pages, for search engines."""
+    from sqlalchemy import select
+
+    from errkb.models import Error
+    from service.export import sitemap_xml
+
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    paths = ["/", "/modules/", "/flags/"]
+    paths += [f"/errors/{i}" for i in session.scalars(select(Error.id).order_by(Error.id))]
+    body = sitemap_xml([_canonical(request, settings.public_url, p) for p in paths])
+    return Response(body, media_type="application/xml", headers=v.headers())
+
+
 @router.get("/static/pygments.css")
 def pygments_stylesheet() -> Response:
     """Token colors for highlighted snippets (generated from Pygments' styles)."""

@@ -252,3 +252,14 @@ def test_text_colors_meet_wcag_aa_in_light_and_dark() -> None:
         colors = _css_vars(block)
         for fg, bg in pairs:
             assert _contrast(colors[fg], colors[bg]) >= 4.5, (fg, bg, colors[fg], colors[bg])
+
+
+def test_live_sitemap_lists_every_error(site: Site) -> None:
+    from xml.etree import ElementTree as ET
+
+    (resp,) = site.get("/sitemap.xml")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/xml")
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [e.text for e in ET.fromstring(resp.content).iterfind("s:url/s:loc", ns)]
+    assert {f"https://docs.example.org/errors/{i}" for i in site.ids.values()} <= set(locs)
+    assert "https://docs.example.org/" in locs
