@@ -38,10 +38,12 @@ class Alignment:
         return self.starts[self.last] + len(pieces[self.last])
 
 
-def alignments(pieces: tuple[str, ...], text: str) -> list[Alignment]:
+def alignments(
+    pieces: tuple[str, ...], text: str, anchors: tuple[int, ...] | None = None
+) -> list[Alignment]:
     """Alignments grown from each seed, best first (most literal text, then shortest)."""
     found: dict[tuple[int, ...], Alignment] = {}
-    seeds = _seeds(pieces, text)
+    seeds = _seeds(pieces, text, anchor_order(pieces) if anchors is None else anchors)
     for piece, pos in seeds:
         a = _grow(pieces, text, piece, pos)
         found.setdefault(a.starts, a)
@@ -51,9 +53,13 @@ def alignments(pieces: tuple[str, ...], text: str) -> list[Alignment]:
     return sorted(found.values(), key=lambda a: (-a.matched, a.end(pieces) - a.starts[a.first]))
 
 
-def _seeds(pieces: tuple[str, ...], text: str) -> list[tuple[int, int]]:
+def anchor_order(pieces: tuple[str, ...]) -> tuple[int, ...]:
+    """Pieces to seed from: the two longest (most telling), then the first (a cut-off text)."""
     order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
-    anchors = list(dict.fromkeys([*order[:2], 0, *order[2:]]))[:MAX_ANCHORS]
+    return tuple(dict.fromkeys([*order[:2], 0, *order[2:]]))[:MAX_ANCHORS]
+
+
+def _seeds(pieces: tuple[str, ...], text: str, anchors: tuple[int, ...]) -> list[tuple[int, int]]:
     for i in anchors:
         piece = pieces[i]
         pos = text.find(piece)

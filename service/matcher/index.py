@@ -14,8 +14,10 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
+from service.matcher.align import anchor_order
 from service.matcher.normalize import TOKEN_TABLE, WORD_CHARS, squeeze
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
@@ -70,6 +72,7 @@ class Entry:
     pieces: tuple[str, ...]
     gaps: tuple[tuple[str, ...], ...]  # gaps[i]: placeholders before pieces[i]; gaps[-1]: after
     literal_len: int
+    anchors: tuple[int, ...]  # pieces to seed an alignment from, best first (see align)
     sites: tuple[Site, ...]
     snapshots: tuple[str, ...]  # labels in snapshot order
 
@@ -79,27 +82,23 @@ class MatchIndex:
     """Everything a request needs, immutable once built."""
 
     entries: tuple[Entry, ...]
-    postings: Mapping[str, tuple[int, ...]]
-    weights: Mapping[str, float]
-    totals: tuple[float, ...]  # per entry: total weight of its posted words
+    postings: Mapping[str, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
     generation: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
 
     def candidates(self, words: Iterable[str], limit: int) -> list[int]:
         """Indexes of the `limit` entries whose posted words the text covers best."""
+        # Each posting carries the word's share of its entry's smoothed total weight, so the
+        # sums are the entries' keys and selecting the best is a C-level `nlargest`.
         mass: dict[int, float] = {}
         get = mass.get
+        postings = self.postings
         for word in words:
-            posting = self.postings.get(word)
-            if posting is None:
-                continue
-            w = self.weights[word]
-            for e in posting:
-                mass[e] = get(e, 0.0) + w
-        totals = self.totals
-        exp = math.exp
-        keyed = [((m / totals[e]) * (1.0 - exp(-m / _MASS_SCALE)), e) for e, m in mass.items()]
-        return [e for _, e in heapq.nlargest(limit, keyed)]
+            posting = postings.get(word)
+            if posting is not None:
+                for e, share in posting:
+                    mass[e] = get(e, 0.0) + share
+        return [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
 
 
 def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:
@@ -136,6 +135,7 @@ def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:
         pieces=tuple(pieces),
         gaps=tuple(tuple(g) for g in gaps),
         literal_len=sum(len(p) for p in pieces),
+        anchors=anchor_order(tuple(pieces)),
         sites=sites,
         snapshots=snapshots,
     )
@@ -186,8 +186,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
             df[w] = df.get(w, 0) + 1
     n = max(len(entries), 1)
     weights = {w: math.log(1.0 + n / d) for w, d in df.items()}
-    lists: dict[str, list[int]] = {}
-    totals: list[float] = []
+    lists: dict[str, list[tuple[int, float]]] = {}
     unposted = 0
     for e, words in enumerate(entry_words):
         posted = [w for w in words if df[w] <= DF_CAP]
@@ -195,9 +194,10 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
             posted = [min(words, key=lambda w: df[w])]  # keep the template reachable
         if not posted:
             unposted += 1
+        # Smoothing the total favours entries with more evidence over one-word templates.
+        total = sum(weights[w] for w in posted) + _MASS_SCALE
         for w in posted:
-            lists.setdefault(w, []).append(e)
-        totals.append(sum(weights[w] for w in posted) or 1.0)
+            lists.setdefault(w, []).append((e, weights[w] / total))
     stats = {
         "entries": len(entries),
         "opaque": opaque,
@@ -208,8 +208,6 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     return MatchIndex(
         entries=tuple(entries),
         postings={w: tuple(v) for w, v in lists.items()},
-        weights=weights,
-        totals=tuple(totals),
         generation=generation,
         stats=stats,
     )

@@ -16,7 +16,7 @@ from service.matcher.traceback import Frame, frames, owning_frame, pinned_sites
 
 CANDIDATES = 40  # templates aligned per request
 ALIGNMENTS_PER_CANDIDATE = 3
-MIN_SCORE = 0.1
+MIN_SCORE = 0.2
 _LEAD = 200  # input characters searched before a message for a leading placeholder's value
 _TRAIL = 300  # input characters kept for a trailing placeholder's value
 _CUT_SLACK = 4  # squeezed characters after a match that still count as "the text ends here"
@@ -62,7 +62,7 @@ def match_text(
     for e in candidates:
         entry = index.entries[e]
         best: _Scored | None = None
-        for al in alignments(entry.pieces, prep.squeezed)[:ALIGNMENTS_PER_CANDIDATE]:
+        for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
             s = _score(entry, al, prep.squeezed, found, frame_starts)
             if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
                 best = s

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import string
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _BLOCK = 128  # granularity of the squeezed -> input offset map
 _LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"})
@@ -42,21 +42,20 @@ class Prepared:
     work: str  # the input, same length, with log prefixes and backticks turned into spaces
     squeezed: str  # `work` without whitespace
     cum: tuple[int, ...]  # cum[b] = non-whitespace characters in work[: b * _BLOCK]
+    _blocks: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
 
     def to_input(self, q: int) -> int:
         """Input offset of the squeezed character at position `q` (len(work) past the end)."""
         if q >= len(self.squeezed):
             return len(self.work)
         block = bisect_right(self.cum, q) - 1
-        count = self.cum[block]
-        i = block * _BLOCK
-        work = self.work
-        while True:
-            if not work[i].isspace():
-                if count == q:
-                    return i
-                count += 1
-            i += 1
+        positions = self._blocks.get(block)
+        if positions is None:  # only blocks holding a span end are ever mapped
+            start = block * _BLOCK
+            chunk = self.work[start : start + _BLOCK]
+            positions = [start + i for i, c in enumerate(chunk) if not c.isspace()]
+            self._blocks[block] = positions
+        return positions[q - self.cum[block]]
 
     def end_to_input(self, q_end: int) -> int:
         """Input offset just past the squeezed character at `q_end - 1` (an exclusive end)."""
