@@ -238,7 +238,7 @@ def _noise_only(rng: random.Random, size: int) -> str:
 def hostile(index: MatchIndex) -> None:
     """Bounded time on bodies built to hurt."""
     rng = random.Random(9)
-    vocab = sorted(index.postings)
+    vocab = sorted(w.decode() for w in index.postings)
     word = _commonest_first_word(index)
     bodies = {
         "1 MiB of 'a'": "a" * (1 << 20),

@@ -72,9 +72,10 @@ def test_squeeze_makes_word_and_mid_word_wrapping_alike() -> None:
 
 def test_tokens_split_on_punctuation_and_drop_single_characters() -> None:
     assert tokens("--enable-unified-memory (x) kv_cache, é_ok 2") == [
-        "enable",
-        "unified",
-        "memory",
-        "kv_cache",
-        "é_ok",
+        b"enable",
+        b"unified",
+        b"memory",
+        b"kv_cache",
+        "é_ok".encode(),
     ]
+    assert tokens("lone \ud800 surrogate") == [b"lone", b"surrogate"]

@@ -6,7 +6,7 @@ from matcher_rows import row
 
 from service.matcher.index import OccurrenceRow, compile_entry
 from service.matcher.normalize import prepare
-from service.matcher.traceback import frames, owning_frame, pinned_sites
+from service.matcher.traceback import Frame, frame_before, pinned_sites
 
 SITE_PACKAGES = "/usr/lib/python3.11/site-packages"
 TRACEBACK = f"""Traceback (most recent call last):
@@ -19,17 +19,23 @@ ValueError: --enable-unified-memory with PD disaggregation does not support hybr
 
 
 def _frames(text: str) -> list[tuple[str, int, str]]:
-    return [(f.path, f.line, f.tail[:11]) for f in frames(prepare(text).squeezed)]
+    """Every frame, found the way the matcher looks: backwards from just after each one."""
+    sq = prepare(text).squeezed
+    found: list[Frame] = []
+    at = sq.find('File"')
+    while at >= 0:
+        nxt = sq.find('File"', at + 1)
+        frame = frame_before(sq, len(sq) if nxt < 0 else nxt)
+        if frame is not None and frame.start == at:
+            found.append(frame)
+        at = nxt
+    return [(f.path, f.line, f.tail[:11]) for f in found]
 
 
-def test_frames_are_parsed_in_order() -> None:
+def test_frames_are_parsed() -> None:
     assert _frames(TRACEBACK) == [
-        ("/usr/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", 2741, "runschedule"),
-        (
-            "/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/kv_cache_configurator.py",
-            406,
-            "_init_pools",
-        ),
+        (f"{SITE_PACKAGES}/sglang/srt/managers/scheduler.py", 2741, "runschedule"),
+        (f"{SITE_PACKAGES}/sglang/srt/mem_cache/kv_cache_configurator.py", 406, "_init_pools"),
     ]
 
 
@@ -44,19 +50,24 @@ def test_frames_survive_hard_wrapping_and_per_line_prefixes() -> None:
 
 def test_windows_paths_and_garbage_frames() -> None:
     text = 'File "C:\\py\\Lib\\site-packages\\pkg\\a.py", line 7, in f\nFile "x", line , in g'
-    found = frames(prepare(text).squeezed)
-    assert [(f.path, f.line) for f in found] == [("C:/py/Lib/site-packages/pkg/a.py", 7)]
-    assert found[0].tail.startswith("fFile")  # the function name, glued to what follows
+    sq = prepare(text).squeezed
+    frame = frame_before(sq, len(sq))
+    assert frame is not None and (frame.path, frame.line) == ("C:/py/Lib/site-packages/pkg/a.py", 7)
+    assert frame.tail.startswith("fFile")  # the function name, glued to what follows
 
 
 def test_the_message_after_a_traceback_belongs_to_its_innermost_frame() -> None:
     sq = prepare(TRACEBACK + "\n" + "unrelated log line " * 200 + "ValueError: later").squeezed
-    found = frames(sq)
-    starts = [f.start for f in found]
-    message_at = sq.index("ValueError:--enable")
-    assert owning_frame(found, starts, message_at) is found[1]
-    assert owning_frame(found, starts, sq.index("ValueError:later")) is None
-    assert owning_frame(found, starts, 0) is None
+    frame = frame_before(sq, sq.index("ValueError:--enable"))
+    assert frame is not None and frame.line == 406
+    assert frame_before(sq, sq.index("ValueError:later")) is None
+    assert frame_before(sq, 0) is None
+
+
+def test_thousands_of_frames_are_not_all_parsed() -> None:
+    sq = prepare('File "/x/a.py", line 1, in f\n' * 50_000 + "ValueError: boom").squeezed
+    frame = frame_before(sq, sq.index("ValueError:"))
+    assert frame is not None and frame.line == 1 and frame.start > len(sq) - 100
 
 
 def test_pinning_uses_path_suffix_line_range_and_function() -> None:
@@ -82,12 +93,17 @@ def test_pinning_uses_path_suffix_line_range_and_function() -> None:
         OccurrenceRow("python/sglang/srt/other.py", 406, 409, "f", "0.5.19", "b", "python/"),
     )
     entry, _ = compile_entry(row("message text", *occurrences))
-    sq = prepare(TRACEBACK).squeezed
-    frame = frames(sq)[1]
-    assert [s.snapshot for s in pinned_sites(frame, entry.sites)] == ["0.5.18"]
-    moved = frames(prepare(TRACEBACK.replace("line 406", "line 453")).squeezed)[1]
+
+    def innermost(text: str) -> Frame:
+        sq = prepare(text).squeezed
+        frame = frame_before(sq, sq.index("ValueError:--"))
+        assert frame is not None
+        return frame
+
+    assert [s.snapshot for s in pinned_sites(innermost(TRACEBACK), entry.sites)] == ["0.5.18"]
+    moved = innermost(TRACEBACK.replace("line 406", "line 453"))
     assert [s.snapshot for s in pinned_sites(moved, entry.sites)] == ["0.5.19"]
-    elsewhere = frames(prepare(TRACEBACK.replace("line 406", "line 300")).squeezed)[1]
+    elsewhere = innermost(TRACEBACK.replace("line 406", "line 300"))
     assert pinned_sites(elsewhere, entry.sites) == []
-    other_file = frames(prepare(TRACEBACK.replace("mem_cache/kv_cache_configurator", "x")).squeezed)
-    assert pinned_sites(other_file[1], entry.sites) == []
+    other_file = innermost(TRACEBACK.replace("mem_cache/kv_cache_configurator", "x"))
+    assert pinned_sites(other_file, entry.sites) == []

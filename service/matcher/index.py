@@ -18,10 +18,10 @@ from operator import itemgetter
 from typing import Any
 
 from service.matcher.align import anchor_order
-from service.matcher.normalize import TOKEN_TABLE, WORD_CHARS, squeeze
+from service.matcher.normalize import WORD_CHARS, squeeze, tokens
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
-_MASS_SCALE = 8.0  # idf mass at which candidate evidence is ~63% saturated
+_MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,11 @@ class MatchIndex:
     """Everything a request needs, immutable once built."""
 
     entries: tuple[Entry, ...]
-    postings: Mapping[str, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
+    postings: Mapping[bytes, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
     generation: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
 
-    def candidates(self, words: Iterable[str], limit: int) -> list[int]:
+    def candidates(self, words: Iterable[bytes], limit: int) -> list[int]:
         """Indexes of the `limit` entries whose posted words the text covers best."""
         # Each posting carries the word's share of its entry's smoothed total weight, so the
         # sums are the entries' keys and selecting the best is a C-level `nlargest`.
@@ -101,11 +101,11 @@ class MatchIndex:
         return [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
 
 
-def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:
+def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
     """The compiled entry for one error row and its distinct literal words."""
     pieces: list[str] = []
     gaps: list[list[str]] = [[]]
-    words: list[str] = []
+    words: list[bytes] = []
     segs = row.template
     for n, seg in enumerate(segs):
         if seg["kind"] != "text":
@@ -142,14 +142,14 @@ def compile_entry(row: ErrorRow) -> tuple[Entry, list[str]]:
     return entry, list(dict.fromkeys(words))
 
 
-def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[str]:
+def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
     """Words of a literal segment, minus those glued to a neighbouring placeholder."""
-    words = text.translate(TOKEN_TABLE).split()
-    if words and text[0] in WORD_CHARS and n > 0 and segs[n - 1]["kind"] != "text":
-        words = words[1:]
-    if words and text[-1] in WORD_CHARS and n + 1 < len(segs) and segs[n + 1]["kind"] != "text":
-        words = words[:-1]
-    return [w for w in words if len(w) > 1]
+    found = tokens(text)
+    if found and text[0] in WORD_CHARS and n > 0 and segs[n - 1]["kind"] != "text":
+        found = found[1:]
+    if found and text[-1] in WORD_CHARS and n + 1 < len(segs) and segs[n + 1]["kind"] != "text":
+        found = found[:-1]
+    return found
 
 
 def _site(o: OccurrenceRow) -> Site:
@@ -171,7 +171,7 @@ def _site(o: OccurrenceRow) -> Site:
 def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     """Compile every error with some literal text and post its words."""
     entries: list[Entry] = []
-    entry_words: list[list[str]] = []
+    entry_words: list[list[bytes]] = []
     opaque = 0
     for row in rows:
         entry, words = compile_entry(row)
@@ -180,13 +180,13 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
             continue
         entries.append(entry)
         entry_words.append(words)
-    df: dict[str, int] = {}
+    df: dict[bytes, int] = {}
     for words in entry_words:
         for w in words:
             df[w] = df.get(w, 0) + 1
     n = max(len(entries), 1)
     weights = {w: math.log(1.0 + n / d) for w, d in df.items()}
-    lists: dict[str, list[tuple[int, float]]] = {}
+    lists: dict[bytes, list[tuple[int, float]]] = {}
     unposted = 0
     for e, words in enumerate(entry_words):
         posted = [w for w in words if df[w] <= DF_CAP]

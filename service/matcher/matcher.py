@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from service.matcher.align import MAX_GAP, Alignment, alignments
 from service.matcher.index import Entry, MatchIndex, Site
-from service.matcher.normalize import TOKEN_TABLE, Prepared, prepare
+from service.matcher.normalize import Prepared, prepare, words
 from service.matcher.score import match_score
-from service.matcher.traceback import Frame, frames, owning_frame, pinned_sites
+from service.matcher.traceback import Frame, frame_before, pinned_sites
 
 CANDIDATES = 40  # templates aligned per request
 ALIGNMENTS_PER_CANDIDATE = 3
@@ -52,18 +52,16 @@ def match_text(
     that bench/match.py measures the index against.
     """
     prep = prepare(text)
-    found = frames(prep.squeezed)
-    frame_starts = [f.start for f in found]
     if exhaustive:
         candidates: list[int] | range = range(len(index.entries))
     else:
-        candidates = index.candidates(set(prep.work.translate(TOKEN_TABLE).split()), CANDIDATES)
+        candidates = index.candidates(set(words(prep.work)), CANDIDATES)
     scored: list[_Scored] = []
     for e in candidates:
         entry = index.entries[e]
         best: _Scored | None = None
         for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
-            s = _score(entry, al, prep.squeezed, found, frame_starts)
+            s = _score(entry, al, prep.squeezed)
             if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
                 best = s
         if best is not None and best.score >= min_score:
@@ -85,13 +83,11 @@ def _rank(s: _Scored) -> tuple[float, int, int, str]:
     return (-s.score, -s.alignment.matched, s.alignment.starts[s.alignment.first], s.entry.id)
 
 
-def _score(
-    entry: Entry, al: Alignment, sq: str, found: list[Frame], frame_starts: list[int]
-) -> _Scored:
+def _score(entry: Entry, al: Alignment, sq: str) -> _Scored:
     q0 = al.starts[al.first]
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
-    frame = owning_frame(found, frame_starts, q0)
+    frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
     visible = None
     if len(sq) - al.end(entry.pieces) <= _CUT_SLACK and (

@@ -21,8 +21,9 @@ _STARTERS = frozenset("[(>0123456789")
 _DATE_CHARS = frozenset("0123456789-/:.,TZ+ ")
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
 WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
-# Maps ASCII non-word characters to spaces; non-ASCII text stays inside tokens.
-TOKEN_TABLE = {i: " " for i in range(128) if chr(i) not in WORD_CHARS}
+# Bytes other than ASCII letters, digits and `_` become spaces; UTF-8 bytes of non-ASCII
+# characters stay inside words. Working on bytes keeps tokenizing a 1 MiB body in C.
+_WORD_BYTES = bytes(b if b >= 0x80 or chr(b) in WORD_CHARS else 0x20 for b in range(256))
 
 
 def squeeze(text: str) -> str:
@@ -30,9 +31,14 @@ def squeeze(text: str) -> str:
     return "".join(text.replace("`", " ").split())
 
 
-def tokens(text: str) -> list[str]:
-    """Word tokens (ASCII letters, digits, `_`; non-ASCII kept) of at least two characters."""
-    return [t for t in text.translate(TOKEN_TABLE).split() if len(t) > 1]
+def words(text: str) -> list[bytes]:
+    """Word tokens as UTF-8 bytes (ASCII letters, digits and `_`; non-ASCII kept inside)."""
+    return text.encode("utf-8", "replace").translate(_WORD_BYTES).split()
+
+
+def tokens(text: str) -> list[bytes]:
+    """Word tokens of at least two bytes: what the candidate index posts."""
+    return [t for t in words(text) if len(t) > 1]
 
 
 @dataclass(frozen=True)

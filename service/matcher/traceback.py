@@ -11,7 +11,6 @@ the input.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
 
 from service.matcher.index import Site
@@ -19,6 +18,8 @@ from service.matcher.index import Site
 _FILE = 'File"'
 _LINE = '",line'
 _REACH = 800  # squeezed characters after a frame that still belong to its traceback
+_MAX_PATH = 1000
+_MAX_FRAME = _MAX_PATH + 40
 _TAIL = 200
 
 
@@ -33,21 +34,27 @@ class Frame:
     end: int
 
 
-def frames(squeezed: str) -> list[Frame]:
-    """Every traceback frame in the squeezed text, in order."""
-    out: list[Frame] = []
-    pos = squeezed.find(_FILE)
-    while pos >= 0:
-        frame = _frame_at(squeezed, pos)
+def frame_before(squeezed: str, pos: int) -> Frame | None:
+    """The innermost frame of the traceback that text starting at `pos` ends, if any.
+
+    Only the stretch just before `pos` is read, so a body made of thousands of frames costs no
+    more than one holding a single traceback.
+    """
+    lo = max(0, pos - _REACH - _MAX_FRAME)
+    at = squeezed.rfind(_FILE, lo, pos)
+    for _ in range(3):  # skip a few `File"` that are not frames
+        if at < 0:
+            return None
+        frame = _frame_at(squeezed, at)
         if frame is not None:
-            out.append(frame)
-        pos = squeezed.find(_FILE, pos + len(_FILE))
-    return out
+            return frame if pos - frame.end <= _REACH else None
+        at = squeezed.rfind(_FILE, lo, at)
+    return None
 
 
 def _frame_at(sq: str, pos: int) -> Frame | None:
     path_start = pos + len(_FILE)
-    quote = sq.find(_LINE, path_start, path_start + 1000)
+    quote = sq.find(_LINE, path_start, path_start + _MAX_PATH)
     if quote < 0:
         return None
     i = quote + len(_LINE)
@@ -65,17 +72,6 @@ def _frame_at(sq: str, pos: int) -> Frame | None:
         start=pos,
         end=tail_start,
     )
-
-
-def owning_frame(found: list[Frame], starts: list[int], span_start: int) -> Frame | None:
-    """The innermost frame of the traceback that text starting at `span_start` ends."""
-    k = bisect_right(starts, span_start) - 1
-    if k < 0:
-        return None
-    frame = found[k]
-    if span_start - frame.end > _REACH:
-        return None
-    return frame
 
 
 def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:
