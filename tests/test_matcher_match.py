@@ -76,6 +76,29 @@ def test_values_are_captured_under_their_expressions() -> None:
     }
 
 
+def test_a_json_escaped_message_in_an_api_error() -> None:
+    body = (
+        '{"object": "error", "message": "ValueError: Model architectures [\\"Glm4\\"] are not '
+        'supported for now. \\nSupported architectures: dict_keys([\\"A\\"])", "code": 400}'
+    )
+    m = _top(body)
+    assert m.entry.id == ROWS[1].id and m.score >= 0.9
+    assert m.params == {
+        "architectures": '["Glm4"]',
+        "all_supported_archs": 'dict_keys(["A"])',
+    }
+
+
+def test_a_trailing_value_stops_at_the_quote_that_opened_the_message() -> None:
+    for text, value in [
+        ("`ValueError: Invalid mode: forward_mode=<ForwardMode.EXTEND: 1>` in the log",
+         "<ForwardMode.EXTEND: 1>"),
+        ("raised ValueError('Invalid mode: forward_mode=decode') twice", "decode"),
+        ("ValueError: Invalid mode: forward_mode=decode, then it exits", "decode, then it exits"),
+    ]:  # fmt: skip
+        assert _top(text).params == {"forward_mode": value}
+
+
 def test_a_leading_placeholder_value_starts_after_the_class() -> None:
     m = _top("[TP1] ValueError: 'awq_marlin2' is not a valid quantization method; choose one of x")
     assert m.entry.id == ROWS[3].id

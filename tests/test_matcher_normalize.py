@@ -15,7 +15,7 @@ from service.matcher.normalize import prefix_length, prepare, squeeze, tokens
         ("[2024-11-08 04:43:59 TP0] Detected errors", "Detected errors"),
         ("[TP3] ValueError: x", "ValueError: x"),
         ("[rank0]: [2025-01-01 10:00:00 DP1 TP0] boom", "boom"),
-        ("(TaskRunner pid=607388)   File \"x.py\", line 3", 'File "x.py", line 3'),
+        ('(TaskRunner pid=607388)   File "x.py", line 3', 'File "x.py", line 3'),
         ("[2026-03-23 14:01:38] WARNING model_config.py:1098: hello", "hello"),
         ("2025-01-01 12:00:00,123 - INFO - started", "started"),
         ("2025-01-01T12:00:00.123456Z ERROR boom", "boom"),
@@ -79,3 +79,15 @@ def test_tokens_split_on_punctuation_and_drop_single_characters() -> None:
         "é_ok".encode(),
     ]
     assert tokens("lone \ud800 surrogate") == [b"lone", b"surrogate"]
+
+
+def test_json_escaped_messages_are_unescaped_in_place() -> None:
+    text = '{"detail": "Model [\\"Glm4\\"] is bad.\\nSupported: x"}'
+    prep = prepare(text)
+    assert len(prep.work) == len(text)
+    assert 'Model["Glm4"]isbad.Supported:x' in prep.squeezed
+
+
+def test_windows_traceback_paths_keep_their_backslashes() -> None:
+    text = 'File "C:\\venv\\sglang\\srt\\tokenizer_manager.py", line 3, in f'
+    assert "\\tokenizer_manager.py" in prepare(text).squeezed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.matcher.align import MAX_GAP, Alignment, alignments
+from service.matcher.align import Alignment, alignments
 from service.matcher.index import Entry, MatchIndex, Site
 from service.matcher.normalize import Prepared, prepare, words
 from service.matcher.score import match_score
@@ -117,16 +117,16 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
     if first == 0 and entry.gaps[0]:
         value_start = _lead_value_start(prep, start, entry.exception)
         if value_start < start:
-            _assign(params, entry.gaps[0], prep.work[value_start:start])
+            _assign(params, entry.gaps[0], prep.value(value_start, start))
             start = value_start
     for g in range(first + 1, last + 1):
         a, b = al.starts[g - 1], al.starts[g]
         if a >= 0 and b >= 0 and entry.gaps[g]:
             lo = prep.end_to_input(a + len(entry.pieces[g - 1]))
-            _assign(params, entry.gaps[g], prep.work[lo : prep.to_input(b)])
+            _assign(params, entry.gaps[g], prep.value(lo, prep.to_input(b)))
     if last == len(entry.pieces) - 1 and entry.gaps[-1] and al.cut is None:
-        stop = min(prep.line_bounds(end)[1], end + _TRAIL)
-        if _assign(params, entry.gaps[-1], prep.work[end:stop]):
+        stop = _trail_stop(prep, start, end, entry.exception)
+        if _assign(params, entry.gaps[-1], prep.value(end, stop)):
             end = stop
     sites = sorted(s.pinned, key=lambda site: site.sort_key)
     return Match(
@@ -144,8 +144,8 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
 
 def _class_named(sq: str, q0: int, exception: str, lead: bool) -> tuple[bool, bool]:
     """Whether the exception's class (or another class) is named right before the message."""
-    if lead:
-        window = sq[max(0, q0 - MAX_GAP) : q0]
+    if lead:  # the class is followed by the leading placeholder's value
+        window = sq[max(0, q0 - _LEAD) : q0]
         return window.rfind(exception + ":") >= 0 or window.rfind(exception + "(") >= 0, False
     before = sq[max(0, q0 - 120) : q0].rstrip("'\"")
     if before.endswith(exception + ":") or before.endswith(exception + "("):
@@ -158,6 +158,23 @@ def _class_named(sq: str, q0: int, exception: str, lead: bool) -> tuple[bool, bo
         word = name[k:]
         return False, word != exception and word.endswith(_EXC_SUFFIXES)
     return False, False
+
+
+def _trail_stop(prep: Prepared, start: int, end: int, exception: str) -> int:
+    """Where a trailing placeholder's value ends: the line's end, or the quote that opened
+    the message (`"ValueError: ...", ` in JSON, `ValueError('...')`, backticks in markdown)."""
+    stop = min(prep.line_bounds(end)[1], end + _TRAIL)
+    text = prep.text
+    head = text[max(0, start - _LEAD) : start].rstrip()
+    if head.endswith(exception + ":"):
+        head = head[: -len(exception) - 1].rstrip()
+    if not head or head[-1] not in "\"'`":
+        return stop
+    quote = head[-1]
+    close = text.find(quote, end, stop)
+    while close > 0 and text[close - 1] == "\\":  # an escaped quote inside the value
+        close = text.find(quote, close + 1, stop)
+    return stop if close < 0 else close
 
 
 def _lead_value_start(prep: Prepared, start: int, exception: str) -> int:
@@ -173,9 +190,8 @@ def _lead_value_start(prep: Prepared, start: int, exception: str) -> int:
     return lo
 
 
-def _assign(params: dict[str, str], names: tuple[str, ...], raw: str) -> bool:
+def _assign(params: dict[str, str], names: tuple[str, ...], value: str) -> bool:
     """Store a captured value under its placeholder expression(s); False when it is empty."""
-    value = " ".join(raw.split())
     if not value:
         return False
     if len(names) == 1:

@@ -45,7 +45,8 @@ def tokens(text: str) -> list[bytes]:
 class Prepared:
     """One input ready for matching: blanked text, its squeezed form and the offset map."""
 
-    work: str  # the input, same length, with log prefixes and backticks turned into spaces
+    text: str  # the input as given
+    work: str  # the input, same length, with log prefixes, backticks, escapes turned into spaces
     squeezed: str  # `work` without whitespace
     cum: tuple[int, ...]  # cum[b] = non-whitespace characters in work[: b * _BLOCK]
     _blocks: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
@@ -69,6 +70,15 @@ class Prepared:
             return 0
         return self.to_input(q_end - 1) + 1
 
+    def value(self, start: int, end: int) -> str:
+        """A captured value: the input's own characters on one line, else the blanked text."""
+        raw = self.text[start:end]
+        if "\n" in raw:  # a wrapped value: other lines' prefixes are blanked only in `work`
+            raw = self.work[start:end]
+        elif "\\" in raw:
+            raw = raw.replace('\\"', '"').replace("\\'", "'")
+        return " ".join(raw.split())
+
     def line_bounds(self, pos: int) -> tuple[int, int]:
         """Start and end (exclusive, before the newline) of the input line holding `pos`."""
         start = self.work.rfind("\n", 0, pos) + 1
@@ -77,8 +87,8 @@ class Prepared:
 
 
 def prepare(text: str) -> Prepared:
-    """Blank prefixes and backticks, then squeeze, keeping a block-wise offset map."""
-    work = text.replace("`", " ").replace("\r", " ")
+    """Blank prefixes, backticks and escapes, then squeeze, keeping a block-wise offset map."""
+    work = _blank_escapes(text.replace("`", " ").replace("\r", " "))
     work = _blank_prefixes(work)
     parts: list[str] = []
     cum = [0]
@@ -87,7 +97,16 @@ def prepare(text: str) -> Prepared:
         parts.append(part)
         cum.append(cum[-1] + len(part))
     cum.pop()
-    return Prepared(work=work, squeezed="".join(parts), cum=tuple(cum))
+    return Prepared(text=text, work=work, squeezed="".join(parts), cum=tuple(cum))
+
+
+def _blank_escapes(work: str) -> str:
+    """Undo JSON/repr escaping of a message (`\\"`, `\\n`) as spaces, keeping offsets."""
+    work = work.replace('\\"', ' "').replace("\\'", " '")
+    if ("\\n" in work or "\\t" in work) and not ('File "' in work and ":\\" in work):
+        # (a Windows traceback's paths hold `\\n...` too: it is left alone)
+        work = work.replace("\\n", "  ").replace("\\t", "  ")
+    return work
 
 
 def _blank_prefixes(work: str) -> str:
