@@ -3,8 +3,8 @@
 - same function / class / file: occurrences of the shown snapshot in the same files
   (`ix_occurrences_snapshot_qualname` on snapshot, path, qualname);
 - shared flag: `error_flags` by (snapshot, dest);
-- similar message: the full-text index (`search_docs` with FTS5 or a GIN tsvector), any of the
-  message's distinctive words, then re-scored by word overlap.
+- similar message: the full-text index (`search_docs` with FTS5 or a GIN tsvector), any two of
+  the message's five most distinctive words, then re-scored by word overlap.
 `ingest.knowledge.related.rank_related` picks at most eight with a reason each.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from itertools import combinations
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -23,7 +24,7 @@ from service.search_terms import terms
 
 MAX_FLAG_CANDIDATES = 40
 MAX_TEXT_CANDIDATES = 30
-MAX_QUERY_WORDS = 10
+MAX_QUERY_WORDS = 5
 
 
 def _class_of(qualname: str) -> str | None:
@@ -111,16 +112,23 @@ def _text_candidates(
 ) -> list[RelatedError]:
     """Errors of the same repo whose messages share the most distinctive words."""
     query_words = _query_words(message)
-    if not query_words:
+    # Any two of the distinctive words: as precise as a phrase search, and the index only
+    # ranks documents sharing two words instead of every one sharing a common word.
+    pairs: list[tuple[str, ...]] = list(combinations(query_words, 2)) or [(w,) for w in query_words]
+    if not pairs:
         return []
     if session.get_bind().dialect.name == "postgresql":
-        q = " | ".join(f"{w}:A" for w in query_words)
+        q = " | ".join("(" + " & ".join(f"{w}:A" for w in pair) + ")" for pair in pairs)
         sql = text(
             "SELECT error_id FROM search_docs WHERE tsv @@ to_tsquery('simple', :q) "
             "ORDER BY ts_rank(tsv, to_tsquery('simple', :q)) DESC, sort_key LIMIT :n"
         )
     else:
-        q = "{message_terms} : (" + " OR ".join(f'"{w}"' for w in query_words) + ")"
+        q = (
+            "{message_terms} : ("
+            + " OR ".join("(" + " AND ".join(f'"{w}"' for w in pair) + ")" for pair in pairs)
+            + ")"
+        )
         sql = text(
             "SELECT d.error_id FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid "
             "WHERE search_fts MATCH :q ORDER BY search_fts.rank, d.sort_key LIMIT :n"

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from errkb.db import make_engine, session_factory
-from errkb.models import Error, Occurrence, Snapshot
+from errkb.models import Error, Flag, Occurrence, Snapshot
 from ingest.records import Segment, Template, error_id
 from service.entries import build_entry
 from service.entry_facts import snapshot_explanations
@@ -107,14 +107,13 @@ def test_reference_error_entry(session: Session) -> None:
     assert "not raised since 0.5.20" in tl.summary
     assert [p.snapshot for p in tl.snapshots if p.present] == ["0.5.18", "0.5.19"]
 
-    same_function = {r.title[:60]: r for r in entry.related if r.reason == "same function"}
-    assert any(
-        t.startswith("--enable-unified-memory only supports hybrid Mamba") for t in same_function
-    )
-    assert any(
-        t.startswith("--enable-unified-memory with PD disaggregation currently supports")
-        for t in same_function
-    )
+    reasons = {r.id: r.reason for r in entry.related}
+    for prefix in (
+        "--enable-unified-memory only supports hybrid Mamba",
+        "--enable-unified-memory with PD disaggregation currently supports only MLA",
+    ):
+        (sibling,) = session.scalars(select(Error.id).where(Error.message.startswith(prefix)))
+        assert reasons.get(sibling) == "same function", prefix
     assert REFERENCE_ID not in {r.id for r in entry.related} and len(entry.related) <= 8
     assert entry.occurrences[0].url == (
         "https://github.com/sgl-project/sglang/blob/v0.5.18/python/sglang/srt/mem_cache/"
@@ -153,3 +152,24 @@ def test_every_0_5_23_value_error_is_explained(session: Session) -> None:
         entry = build_entry(session, eid, snapshot="0.5.23")
         assert entry.explanation == explained[eid]  # the bulk path derives the same entry
         print("\n" + render(entry))
+
+
+def test_stored_flag_catalogs(session: Session) -> None:
+    def flags_of(label: str, path: str) -> int:
+        return session.execute(
+            select(func.count())
+            .select_from(Flag)
+            .join(Snapshot, Snapshot.id == Flag.snapshot_id)
+            .where(Snapshot.label == label, Flag.origin == "dataclass", Flag.path == path)
+        ).scalar_one()
+
+    server_args = "python/sglang/srt/server_args.py"
+    assert flags_of("0.5.18", server_args) == 472
+    fields = "python/sglang/srt/arg_groups/fields/memory.py"
+    assert flags_of("0.5.23", fields) > 20  # 0.5.23 declares the fields by namespace
+    eum = session.execute(
+        select(Flag.help, Flag.default)
+        .join(Snapshot, Snapshot.id == Flag.snapshot_id)
+        .where(Snapshot.label == "0.5.23", Flag.dest == "enable_unified_memory")
+    ).one()
+    assert eum.help and eum.default == "False"
