@@ -147,6 +147,20 @@ def test_traceback_frame_pins_site_and_snapshots() -> None:
     assert unknown.snapshots == ("0.5.18", "0.5.19")
 
 
+def test_the_same_words_raised_by_another_project_are_not_confident() -> None:
+    def raised_in(path: str) -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "/usr/lib/python3.12/site-packages/{path}", line 88, in check\n'
+            f"ValueError: {SWA}\n"
+        )
+
+    ours = _top(raised_in("sglang/srt/mem_cache/allocator.py"))
+    theirs = _top(raised_in("vllm/v1/core/kv_cache_utils.py"))
+    assert ours.entry.id == theirs.entry.id == ROWS[0].id
+    assert ours.score >= 0.9 and theirs.score < 0.8
+
+
 def test_a_cut_message_still_matches_with_a_lower_score() -> None:
     full = _top(f"ValueError: {SWA}")
     cut = _top(f"ValueError: {SWA[:70]}")

@@ -43,3 +43,8 @@ def test_named_class_and_pinned_frame_raise_and_other_class_lowers() -> None:
     assert other < base < named < pinned <= 1.0
     weak = match_score(matched=5, literal_len=40)
     assert match_score(matched=5, literal_len=40, class_named=True, pinned=True) < 0.2 + weak
+
+
+def test_a_frame_from_another_project_costs_confidence() -> None:
+    full = match_score(matched=100, literal_len=100)
+    assert match_score(matched=100, literal_len=100, foreign_frame=True) < 0.8 <= full

@@ -75,6 +75,7 @@ class Entry:
     anchors: tuple[int, ...]  # pieces to seed an alignment from, best first (see align)
     sites: tuple[Site, ...]
     snapshots: tuple[str, ...]  # labels in snapshot order
+    roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
         anchors=anchor_order(tuple(pieces)),
         sites=sites,
         snapshots=snapshots,
+        roots=tuple(sorted({s.module_path.split("/", 1)[0] for s in sites})),
     )
     return entry, list(dict.fromkeys(words))
 

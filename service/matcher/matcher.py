@@ -12,7 +12,7 @@ from service.matcher.align import Alignment, alignments
 from service.matcher.index import Entry, MatchIndex, Site
 from service.matcher.normalize import Prepared, prepare, words
 from service.matcher.score import match_score
-from service.matcher.traceback import Frame, frame_before, pinned_sites
+from service.matcher.traceback import Frame, frame_before, is_foreign, pinned_sites
 
 CANDIDATES = 40  # templates aligned per request
 ALIGNMENTS_PER_CANDIDATE = 3
@@ -103,6 +103,7 @@ def _score(entry: Entry, al: Alignment, sq: str) -> _Scored:
         class_named=named,
         other_class_named=other,
         pinned=bool(pinned),
+        foreign_frame=frame is not None and is_foreign(frame, entry.roots),
     )
     return _Scored(entry, al, score, frame, pinned)
 

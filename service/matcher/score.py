@@ -10,7 +10,9 @@ The score is coverage x strength, then nudged by corroborating evidence:
   found in full is weak evidence (`1 - exp(-chars / 12)`: 20 chars -> 0.81, 40 -> 0.96);
 - the exception class named just before the message (`ValueError: ...`) closes up to 35% of the
   remaining gap, and a traceback frame pinning one of the error's raise sites up to 50%, both
-  scaled by the score so far; another class named there (`TypeError: ...`) costs 15%.
+  scaled by the score so far; another class named there (`TypeError: ...`) costs 15%;
+- a traceback whose innermost frame lies outside the error's project (the same words raised by
+  `vllm/...` or `transformers/...`, which copy or wrap such messages) costs 40%.
 
 So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
 """
@@ -23,6 +25,7 @@ _STRENGTH_SCALE = 12.0
 _CLASS_BOOST = 0.35
 _OTHER_CLASS_PENALTY = 0.85
 _FRAME_BOOST = 0.5
+_FOREIGN_FRAME_PENALTY = 0.6
 _CUT_FLOOR = 0.6
 
 
@@ -34,6 +37,7 @@ def match_score(
     class_named: bool = False,
     other_class_named: bool = False,
     pinned: bool = False,
+    foreign_frame: bool = False,
 ) -> float:
     """The calibrated score of one alignment; `visible_len` is set when the input was cut."""
     if literal_len <= 0 or matched <= 0:
@@ -46,6 +50,8 @@ def match_score(
         cut_factor = _CUT_FLOOR + (1.0 - _CUT_FLOOR) * whole
         seen = _corroborated(visible * strength, class_named, other_class_named, pinned)
         score = max(score, seen * cut_factor)
+    if foreign_frame:
+        score *= _FOREIGN_FRAME_PENALTY
     return round(min(1.0, score), 4)
 
 

@@ -84,3 +84,9 @@ def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:
 def _path_matches(path: str, site: Site) -> bool:
     tail = site.module_path
     return path == tail or path.endswith("/" + tail) or path.endswith("/" + site.path)
+
+
+def is_foreign(frame: Frame, roots: tuple[str, ...]) -> bool:
+    """True when the frame's file lies in none of the project's top-level folders."""
+    path = "/" + frame.path
+    return bool(roots) and not any(f"/{root}/" in path for root in roots)
