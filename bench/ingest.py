@@ -14,17 +14,21 @@ from __future__ import annotations
 import argparse
 import ast
 import statistics
+import sys
 import tempfile
 import time
 import warnings
 import zipfile
 from pathlib import Path
 
-from errkb.db import make_engine, upgrade
-from errkb.settings import Settings
-from ingest.pins import load_pins
-from ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
-from ingest.plan import pypi_planned
+# This file is bench/ingest.py: without its folder on the path, `ingest` is the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from errkb.db import make_engine, upgrade  # noqa: E402
+from errkb.settings import Settings  # noqa: E402
+from ingest.pins import load_pins  # noqa: E402
+from ingest.pipeline import Job, SnapshotSummary, ingest_snapshot  # noqa: E402
+from ingest.plan import pypi_planned  # noqa: E402
 
 COLD, NEXT = "0.5.23", "0.5.22"
 
