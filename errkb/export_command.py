@@ -18,6 +18,7 @@ def export_site(
     base_url: Annotated[
         str, typer.Option(help="public URL the site is served from; default: ERRKB_PUBLIC_URL")
     ] = "",
+    workers: Annotated[int, typer.Option(help="processes writing entry pages; 0 = all cores")] = 0,
 ) -> None:
     """Write every error page, the index, module and flag pages and sitemap.xml to OUTDIR."""
     from service.export import export_site as write_site
@@ -34,6 +35,7 @@ def export_site(
                 session,
                 outdir,
                 base_url=base_url or settings.public_url,
+                workers=workers,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     finally:

@@ -32,9 +32,10 @@ from service.browse import (
     module_tree,
     snapshot_labels,
 )
+from service.export_entries import write_entry_pages
 from service.highlight import pygments_css
 from service.links import ExportLinks, flag_slug
-from service.render import STATIC, PageMeta, render, render_entry
+from service.render import STATIC, PageMeta, render
 from service.search import SearchResults, hits_for
 from service.search_index import involved_flag_names
 
@@ -82,24 +83,21 @@ def export_site(
     *,
     base_url: str = "",
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 0,
 ) -> ExportStats:
-    """Write the whole site under `outdir`; `base_url` makes canonical and sitemap URLs absolute."""
-    from service.entries import build_entry
+    """Write the whole site under `outdir`; `base_url` makes canonical and sitemap URLs absolute.
 
+    `workers` processes write the entry pages (0: one per core).
+    """
     base = base_url.rstrip("/")
     out = _Writer(outdir)
     stats = ExportStats()
     _write_static(outdir)
 
     ids = list(session.scalars(select(Error.id).order_by(Error.id)))
-    for n, error_id in enumerate(ids, 1):
-        entry = build_entry(session, error_id)
-        rel = f"errors/{error_id}.html"
-        html = render_entry(entry, links=ExportLinks(1), canonical=_canonical(base, rel))
-        out.write(rel, html)
-        out.write(f"errors/{error_id}.json", entry.model_dump_json(indent=1), page=False)
-        if progress:
-            progress(n, len(ids))
+    write_entry_pages(session, ids, outdir, base, workers=workers, progress=progress)
+    out.pages += [f"errors/{i}.html" for i in ids]
+    out.files += 2 * len(ids)
     stats.errors = len(ids)
 
     index = _search_index(session)

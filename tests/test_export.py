@@ -37,13 +37,18 @@ def _sitemap_locs(site: Path) -> list[str]:
     return [loc.text or "" for loc in tree.getroot().iterfind("s:url/s:loc", NS)]
 
 
-def test_small_export_is_complete_linked_and_escaped(db_url: str, tmp_path: Path) -> None:
+def test_small_export_is_complete_linked_and_escaped(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.export_entries
+
+    monkeypatch.setattr(service.export_entries, "CHUNK", 3)  # several chunks in two processes
     ingest_pages_repo(db_url, tmp_path / "src")
     ids = _error_ids(db_url)
     site = tmp_path / "site"
     engine = make_engine(db_url)
     with session_factory(engine)() as s:
-        stats = export_site(s, site, base_url="https://docs.example.org/kb/")
+        stats = export_site(s, site, base_url="https://docs.example.org/kb/", workers=2)
     engine.dispose()
 
     assert stats.errors == len(ids)
