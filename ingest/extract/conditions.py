@@ -15,6 +15,7 @@ Local names read by a condition are resolved to the single assignment that reach
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from typing import NamedTuple
 
 from ingest.extract.scope import Assigned, Position, Scope
@@ -111,15 +112,20 @@ def _entry_conditions(
     return [("try", marker, True, line, [])]
 
 
-def _resolved(exprs: list[ast.expr], scope: Scope, pos: Position) -> tuple[tuple[str, str], ...]:
-    """Local names read by `exprs` mapped to the one assignment reaching `pos` (if simple)."""
+def _resolved(
+    exprs: list[ast.expr], text: str, scope: Scope, pos: Position
+) -> tuple[tuple[str, str], ...]:
+    """Local names read by `exprs` (written `text`) mapped to the one assignment reaching `pos`."""
+    assigned = scope.assigned_names
+    if not exprs or not any(name in text for name in assigned):  # cheap: no walk needed
+        return ()
     seen: dict[str, str] = {}
     names = sorted(
         (n for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name)),
         key=lambda n: (n.lineno, n.col_offset),
     )
     for name in names:
-        if name.id in seen or name.id not in scope.local_names:
+        if name.id in seen or name.id not in assigned:
             continue
         definition = scope.lookup(name.id, pos)
         if isinstance(definition, Assigned):
@@ -127,32 +133,62 @@ def _resolved(exprs: list[ast.expr], scope: Scope, pos: Position) -> tuple[tuple
     return tuple(seen.items())
 
 
-def _early_exits(frame: Frame, outer: tuple[Frame, ...], scope: Scope) -> list[Condition]:
-    out = []
-    for k in range(frame.at):
-        stmt = frame.block[k]
-        if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS):
-            pos = (*position(outer), (frame.block, k))
-            resolved = _resolved([stmt.test], scope, pos)
-            out.append(Condition("if", ast.unparse(stmt.test), False, stmt.lineno, resolved))
-    return out
+def _is_early_exit(stmt: ast.stmt) -> bool:
+    """`if cond: ... return|continue|break` with no else: code after it needs `not cond`."""
+    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _EXITS)
 
 
-def guard_chain(
-    frames: tuple[Frame, ...], scope: Scope
-) -> tuple[tuple[Condition, ...], int | None]:
-    """The conditions guarding the statement `frames` lead to, and the outermost guard's line."""
-    conditions: list[Condition] = []
-    outermost: int | None = None
-    for level, frame in enumerate(frames):
-        entry = frame.entry
-        if entry is not None:
-            outer = frames[:level]
-            elif_ = level >= 1 and _is_elif(entry.node, frames[level - 1])
+class GuardChains:
+    """Guard chains of the raises in one scope; the raises of a scope share most of their guards,
+    so each guard's condition (its unparsed text and resolved names) is built once."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self._entries: dict[tuple[int, str, int, bool], tuple[Condition, ...]] = {}
+        self._exit_indices: dict[int, list[int]] = {}
+        self._exits: dict[tuple[int, int], Condition] = {}
+
+    def chain(self, frames: tuple[Frame, ...]) -> tuple[tuple[Condition, ...], int | None]:
+        """The conditions guarding the statement `frames` lead to, and the outermost guard line."""
+        conditions: list[Condition] = []
+        outermost: int | None = None
+        for level, frame in enumerate(frames):
+            entry = frame.entry
+            if entry is not None:
+                elif_ = level >= 1 and _is_elif(entry.node, frames[level - 1])
+                found = self._entry(entry, elif_, frames[:level])
+                conditions.extend(found)
+                first = min(c.line for c in found)
+                outermost = first if outermost is None else min(outermost, first)
+            conditions.extend(self._early_exits(frame, frames[:level]))
+        return tuple(conditions), outermost
+
+    def _entry(self, entry: Entry, elif_: bool, outer: tuple[Frame, ...]) -> tuple[Condition, ...]:
+        key = (id(entry.node), entry.branch, id(entry.item), elif_)
+        found = self._entries.get(key)
+        if found is None:
             pos = position(outer)
-            for kind, expr, holds, line, reads in _entry_conditions(entry, elif_):
-                resolved = _resolved(reads, scope, pos) if reads else ()
-                conditions.append(Condition(kind, expr, holds, line, resolved))
-                outermost = line if outermost is None else min(outermost, line)
-        conditions.extend(_early_exits(frame, frames[:level], scope))
-    return tuple(conditions), outermost
+            found = self._entries[key] = tuple(
+                Condition(kind, expr, holds, line, _resolved(reads, expr, self.scope, pos))
+                for kind, expr, holds, line, reads in _entry_conditions(entry, elif_)
+            )
+        return found
+
+    def _early_exits(self, frame: Frame, outer: tuple[Frame, ...]) -> list[Condition]:
+        block = frame.block
+        indices = self._exit_indices.get(id(block))
+        if indices is None:
+            indices = self._exit_indices[id(block)] = [
+                k for k, stmt in enumerate(block) if _is_early_exit(stmt)
+            ]
+        out = []
+        for k in indices[: bisect_left(indices, frame.at)]:
+            condition = self._exits.get((id(block), k))
+            if condition is None:
+                test: ast.expr = block[k].test  # type: ignore[attr-defined]
+                text = ast.unparse(test)
+                resolved = _resolved([test], text, self.scope, (*position(outer), (block, k)))
+                condition = Condition("if", text, False, block[k].lineno, resolved)
+                self._exits[(id(block), k)] = condition
+            out.append(condition)
+        return out

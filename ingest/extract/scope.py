@@ -145,6 +145,7 @@ class Scope:
         self._lookups: dict[tuple[object, ...], Definition | None] = {}
         self._prefixes: dict[tuple[object, ...], list[Definition | None]] = {}
         self._locals: frozenset[str] | None = None
+        self._assigned: frozenset[str] | None = None
 
     @property
     def is_function(self) -> bool:
@@ -164,12 +165,20 @@ class Scope:
         return found
 
     @property
-    def local_names(self) -> frozenset[str]:
-        """Names local to this scope: bound anywhere in its body, or parameters."""
-        if self._locals is None:
+    def assigned_names(self) -> frozenset[str]:
+        """Names bound anywhere in this scope's body (parameters excluded)."""
+        if self._assigned is None:
             names: set[str] = set()
             for stmt in self.body:
                 names |= self.binds(stmt)
+            self._assigned = frozenset(names)
+        return self._assigned
+
+    @property
+    def local_names(self) -> frozenset[str]:
+        """Names local to this scope: bound anywhere in its body, or parameters."""
+        if self._locals is None:
+            names = set(self.assigned_names)
             args = getattr(self.node, "args", None)
             if isinstance(args, ast.arguments):
                 every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from typing import NamedTuple
 
-from ingest.extract.conditions import Entry, Frame, guard_chain, position
+from ingest.extract.conditions import Entry, Frame, GuardChains, position
 from ingest.extract.scope import Scope
 from ingest.extract.snippet import snippet_for
 from ingest.extract.source import SourceLines
@@ -65,6 +66,18 @@ def lines_mentioning(text: str, names: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
+class _InScope(NamedTuple):
+    """A scope with the per-scope helpers that memoize work shared by its raises."""
+
+    scope: Scope
+    templates: TemplateBuilder
+    guards: GuardChains
+
+    @classmethod
+    def of(cls, scope: Scope) -> _InScope:
+        return cls(scope, TemplateBuilder(scope), GuardChains(scope))
+
+
 class SiteFinder:
     """Collects the `Site`s of one module."""
 
@@ -83,7 +96,7 @@ class SiteFinder:
     def run(self, tree: ast.Module) -> list[Site]:
         """Every matching raise site of the module, in source order."""
         module = Scope(tree, tree.body)
-        self._block(tree.body, (), None, module, TemplateBuilder(module), ())
+        self._block(tree.body, (), None, _InScope.of(module), ())
         return self.sites
 
     def _block(
@@ -91,8 +104,7 @@ class SiteFinder:
         block: list[ast.stmt],
         outer: tuple[Frame, ...],
         entry: Entry | None,
-        scope: Scope,
-        builder: TemplateBuilder,
+        here: _InScope,
         names: tuple[str, ...],
     ) -> None:
         for index, stmt in enumerate(block):
@@ -102,16 +114,16 @@ class SiteFinder:
                 name = raised_name(stmt.exc)
                 if name in self.exceptions and stmt.exc is not None:
                     frames = (*outer, Frame(block, index, entry))
-                    self._site(stmt, stmt.exc, name, frames, scope, builder, names)
+                    self._site(stmt, stmt.exc, name, frames, here, names)
                 continue
             if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
-                self._scope(stmt, (*outer, Frame(block, index, entry)), scope, names)
+                self._scope(stmt, (*outer, Frame(block, index, entry)), here.scope, names)
                 continue
             branches = _branches(stmt)
             if branches:
                 frames = (*outer, Frame(block, index, entry))
                 for child, child_entry in branches:
-                    self._block(child, frames, child_entry, scope, builder, names)
+                    self._block(child, frames, child_entry, here, names)
 
     def _scope(
         self,
@@ -124,7 +136,7 @@ class SiteFinder:
         if owner is None and isinstance(node, _FUNCTIONS):
             owner = parent.owner_class if _is_nested_in_method(parent) else None
         scope = Scope(node, node.body, parent, position(frames), owner)
-        self._block(node.body, (), None, scope, TemplateBuilder(scope), (*names, node.name))
+        self._block(node.body, (), None, _InScope.of(scope), (*names, node.name))
 
     def _site(
         self,
@@ -132,18 +144,17 @@ class SiteFinder:
         exc: ast.expr,
         name: str,
         frames: tuple[Frame, ...],
-        scope: Scope,
-        builder: TemplateBuilder,
+        here: _InScope,
         names: tuple[str, ...],
     ) -> None:
         try:
-            conditions, outermost = guard_chain(frames, scope)
+            conditions, outermost = here.guards.chain(frames)
         except RecursionError:  # a pathologically deep test loses the chain, not the file
             conditions, outermost = (), None
         start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
         args = exc.args if isinstance(exc, ast.Call) else []
         try:
-            template = builder.template(exc, position(frames))
+            template = here.templates.template(exc, position(frames))
         except RecursionError:  # a pathologically deep message loses its resolution, not the file
             template = Template((Segment("placeholder", self.lines.segment(args[0])),), "other")
         self.sites.append(

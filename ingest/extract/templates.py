@@ -97,8 +97,10 @@ class TemplateBuilder:
             return Template((_placeholder(ast.unparse(first)),), "other")
         self.name_form = "name"
         segments = self.segments(first, self.scope, pos, 0)
-        unresolved = segments == [_placeholder(ast.unparse(first))]
-        form = "other" if unresolved and not isinstance(first, ast.Name) else self._form(first)
+        form = self._form(first)
+        if form in ("percent", "format", "concat") and len(segments) == 1:
+            if segments[0] == _placeholder(ast.unparse(first)):
+                form = "other"  # e.g. `fmt % x` with an unknown `fmt`
         extras = [seg for a in args[1:] for seg in (_text(", "), _placeholder(ast.unparse(a)))]
         return Template(compact([*segments, *extras]), form)
 
