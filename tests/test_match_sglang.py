@@ -56,6 +56,9 @@ def _kb_with_extra_releases() -> Path:
                 src.backup(dest)
             _ingest_releases(f"sqlite:///{partial}", EXTRA_RELEASES)
             os.replace(partial, target)
+            for old in CACHE.glob("kb-*-match-*.sqlite3"):
+                if old != target:
+                    old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
     return target
 
 
