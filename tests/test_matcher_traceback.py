@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from matcher_rows import row
+from matcher_rows import occ, row
 
 from service.matcher.index import OccurrenceRow, compile_entry
 from service.matcher.normalize import prepare
-from service.matcher.traceback import Frame, frame_before, pinned_sites
+from service.matcher.traceback import Frame, frame_before, is_foreign, pinned_sites
 
 SITE_PACKAGES = "/usr/lib/python3.11/site-packages"
 TRACEBACK = f"""Traceback (most recent call last):
@@ -107,3 +107,13 @@ def test_pinning_uses_path_suffix_line_range_and_function() -> None:
     assert pinned_sites(elsewhere, entry.sites) == []
     other_file = innermost(TRACEBACK.replace("mem_cache/kv_cache_configurator", "x"))
     assert pinned_sites(other_file, entry.sites) == []
+
+
+def test_foreign_frames_need_a_project_folder_to_compare_with() -> None:
+    sq = prepare('File "/venv/site-packages/vllm/engine.py", line 9, in f\nValueError: x').squeezed
+    frame = frame_before(sq, sq.index("ValueError"))
+    assert frame is not None
+    nested, _ = compile_entry(row("x", occ("python/sglang/srt/a.py", 9, "f", "1")))
+    flat, _ = compile_entry(row("x", occ("python/engine.py", 9, "f", "1")))
+    assert nested.roots == ("sglang",) and is_foreign(frame, nested.roots)
+    assert flat.roots == () and not is_foreign(frame, flat.roots)

@@ -139,7 +139,7 @@ def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
         anchors=anchor_order(tuple(pieces)),
         sites=sites,
         snapshots=snapshots,
-        roots=tuple(sorted({s.module_path.split("/", 1)[0] for s in sites})),
+        roots=_roots(sites),
     )
     return entry, list(dict.fromkeys(words))
 
@@ -152,6 +152,13 @@ def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
     if found and text[-1] in WORD_CHARS and n + 1 < len(segs) and segs[n + 1]["kind"] != "text":
         found = found[:-1]
     return found
+
+
+def _roots(sites: tuple[Site, ...]) -> tuple[str, ...]:
+    """Top-level folders of the sites; none when a site sits at the top (nothing to compare)."""
+    if any("/" not in s.module_path for s in sites):
+        return ()
+    return tuple(sorted({s.module_path.split("/", 1)[0] for s in sites}))
 
 
 def _site(o: OccurrenceRow) -> Site:
