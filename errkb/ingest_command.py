@@ -4,8 +4,10 @@ with a Rich progress bar and a summary table.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,6 +21,7 @@ from errkb.errors import BadInput, ErrkbError
 from errkb.settings import Settings
 from ingest import plan
 from ingest.pins import Pins, load_pins
+from ingest.plan import Planned
 
 if TYPE_CHECKING:
     from ingest.pipeline import SnapshotSummary
@@ -100,7 +103,7 @@ def ingest(
         raise typer.Exit(1)
 
 
-def _guarded(planned, failures: list[str]):  # type: ignore[no-untyped-def]
+def _guarded(planned: Iterable[Planned], failures: list[str]) -> Iterator[Planned]:
     """The planned sources; an error while planning (e.g. opening a repo) ends the plan."""
     iterator = iter(planned)
     while True:
@@ -114,7 +117,16 @@ def _guarded(planned, failures: list[str]):  # type: ignore[no-untyped-def]
             return
 
 
-def _planned(settings, pins: Pins, pypi, git, ref, folder, label, repo):  # type: ignore[no-untyped-def]
+def _planned(
+    settings: Settings,
+    pins: Pins,
+    pypi: list[str] | None,
+    git: str | None,
+    ref: list[str] | None,
+    folder: Path | None,
+    label: str | None,
+    repo: str | None,
+) -> Iterable[Planned]:
     """The (repo config, source factory) pairs this invocation means; all pins by default."""
     cache = settings.cache_dir
     max_bytes = settings.max_file_bytes
@@ -126,23 +138,20 @@ def _planned(settings, pins: Pins, pypi, git, ref, folder, label, repo):  # type
         if repo:
             pins = Pins(repos=(pins.repo(repo),))
         return plan.pinned(pins, cache, max_bytes, lambda msg: err.print(f"[yellow]{msg}[/yellow]"))
-    out: list = []
+    out: list[Planned] = []
     for spec in pypi or []:
         out.append(plan.pypi_planned(spec, pins, repo, cache, max_bytes))
     if folder:
         out.append(plan.dir_planned(folder, label, pins, repo, max_bytes))
     if git:
         repo_pin = plan.git_repo_pin(git, pins, repo)
-        return _chain(out, plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes))
+        return itertools.chain(
+            out, plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes)
+        )
     return out
 
 
-def _chain(first, rest):  # type: ignore[no-untyped-def]
-    yield from first
-    yield from rest
-
-
-def _pause_hook(settings: Settings):  # type: ignore[no-untyped-def]
+def _pause_hook(settings: Settings) -> Callable[[], None] | None:
     """The test hook that holds the snapshot transaction open before it commits."""
     if settings.test_pause_before_commit <= 0:
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import git
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -64,7 +65,9 @@ def git_planned(
         handle.close()
 
 
-def _git(repo, location, ref, handle, cache_dir, max_bytes) -> Callable[[], Source]:  # type: ignore[no-untyped-def]
+def _git(
+    repo: RepoPin, location: str, ref: str, handle: git.Repo, cache_dir: Path, max_bytes: int
+) -> Callable[[], Source]:
     return lambda: GitSource(
         location, ref, cache_dir=cache_dir, web_url=repo.web_url, max_bytes=max_bytes, repo=handle
     )
