@@ -128,4 +128,4 @@ def test_invalid_pins_name_the_problem(cli_env: Path, tmp_path: Path) -> None:
 def test_unreadable_git_location_fails_clearly(cli_env: Path) -> None:
     result = _run("ingest", "--git", (cli_env / "missing").as_uri(), "--ref", "main")
     assert result.exit_code == 1
-    assert "cannot open git repository" in result.output
+    assert "cannot fetch 'main'" in result.output

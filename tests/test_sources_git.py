@@ -54,11 +54,13 @@ def test_link_base_pins_the_commit(repo_dir: Path, tmp_path: Path) -> None:
     assert snap.link_base == f"https://x.test/o/r/blob/{snap.commit}/"
 
 
-def test_a_url_is_mirrored_then_fetched(repo_dir: Path, tmp_path: Path) -> None:
-    url = repo_dir.as_uri()  # file://: a real clone and fetch, without a network
+def test_a_url_is_mirrored_with_only_the_pinned_commits(repo_dir: Path, tmp_path: Path) -> None:
+    url = repo_dir.as_uri()  # file://: a real fetch, without a network
     cache = tmp_path / "cache"
     with GitSource(url, "main", cache_dir=cache) as source:
         first = source.snapshot().commit
+        assert source.repo.git.rev_list("--count", "--all") == "1"  # depth 1, no history
+        assert {f.path for f in source.files()} == {"pkg/a.py", "pkg/b.py", "pkg/link.py"}
     mirrors = list((cache / "git").iterdir())
     assert len(mirrors) == 1 and (mirrors[0] / "HEAD").exists()
     import git
@@ -66,14 +68,18 @@ def test_a_url_is_mirrored_then_fetched(repo_dir: Path, tmp_path: Path) -> None:
     later = commit(git.Repo(repo_dir), "three", {"pkg/c.py": "y = 2\n"}, day=5)
     with GitSource(url, "main", cache_dir=cache) as source:
         assert source.snapshot().commit == later != first
+    with GitSource(url, first, cache_dir=cache) as source:  # a full SHA is fetched alone too
+        assert source.snapshot().commit == first
+    with GitSource(url, first[:8], cache_dir=cache) as source:  # abbreviated: full fetch
+        assert source.snapshot().commit == first and source.snapshot().label.startswith(first[:8])
     assert len(list((cache / "git").iterdir())) == 1
 
 
 def test_unknown_ref_and_missing_repo_are_source_errors(repo_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="unknown git ref"):
         GitSource(str(repo_dir), "no-such-branch", cache_dir=tmp_path)
-    with pytest.raises(SourceError, match="cannot open"):
-        GitSource(str(tmp_path / "missing.git") + "/", "main", cache_dir=tmp_path)
+    with pytest.raises(SourceError, match="cannot fetch 'main'"):
+        GitSource((tmp_path / "missing.git").as_uri(), "main", cache_dir=tmp_path)
 
 
 def test_reachable(repo_dir: Path, tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Git commits: a URL or local path plus a ref, pinned to the full commit SHA.
 
-Blobs are read from the object store without a checkout, and the blob SHA is the content hash,
-so unchanged files are recognised across commits without reading them twice. As pydriller does,
-the repo is closed and GitPython's object cache cleared, since GitPython otherwise leaks
-`git cat-file` processes.
+A URL is read through a bare mirror under the cache folder into which only the pinned commits
+are fetched (depth 1). Blobs are read from the object store without a checkout, and the blob SHA
+is the content hash, so unchanged files are recognised across commits without reading them
+twice. As pydriller does, the repo is closed and GitPython's object cache cleared, since
+GitPython otherwise leaks `git cat-file` processes.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def reachable(url: str, timeout: float = 10.0) -> bool:
 
 
 def open_repo(location: str, cache_dir: Path) -> git.Repo:
-    """Open a local repository, or a bare mirror of a URL under `cache_dir/git` (fetched)."""
+    """Open a local repository, or the bare mirror of a URL under `cache_dir/git`."""
     try:
         if is_local(location):
             return git.Repo(Path(location).expanduser(), search_parent_directories=False)
@@ -53,13 +54,32 @@ def open_repo(location: str, cache_dir: Path) -> git.Repo:
         name = _SAFE.sub("_", location.rstrip("/").rsplit("/", 1)[-1]) or "repo"
         mirror = cache_dir / "git" / f"{name}-{digest}"
         if mirror.exists():
-            repo = git.Repo(mirror)
-            repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-            return repo
+            return git.Repo(mirror)
         mirror.parent.mkdir(parents=True, exist_ok=True)
-        return git.Repo.clone_from(location, mirror, bare=True)
+        return git.Repo.init(mirror, bare=True)
     except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         raise SourceError(f"cannot open git repository {location}: {exc}") from exc
+
+
+def fetch_ref(repo: git.Repo, url: str, ref: str) -> str:
+    """Fetch one ref of a URL into the mirror; returns the local name to resolve it by.
+
+    Only the pinned commit is fetched (depth 1), so a large project's history is never cloned.
+    A ref the server cannot resolve alone (an abbreviated SHA) falls back to fetching every
+    branch and tag with their history.
+    """
+    local = f"refs/errkb/{_SAFE.sub('_', ref)}"
+    try:
+        repo.git.fetch("--depth=1", "--no-tags", url, f"+{ref}:{local}")
+        return local
+    except git.GitCommandError:
+        pass
+    shallow = ["--unshallow"] if (Path(repo.git_dir) / "shallow").exists() else []
+    try:
+        repo.git.fetch(*shallow, "--tags", url, "+refs/heads/*:refs/heads/*")
+    except git.GitCommandError as exc:
+        raise SourceError(f"cannot fetch {ref!r} from {url}: {exc.stderr.strip()}") from exc
+    return ref
 
 
 class GitSource:
@@ -83,7 +103,11 @@ class GitSource:
         self._owned = repo is None
         self.repo = repo or open_repo(location, Path(cache_dir))
         try:
-            self.commit = self.repo.commit(ref)
+            local = ref if is_local(location) else fetch_ref(self.repo, location, ref)
+            self.commit = self.repo.commit(local)
+        except SourceError:
+            self.close()
+            raise
         except (git.BadName, ValueError, git.GitCommandError) as exc:
             self.close()
             raise SourceError(f"unknown git ref {ref!r} in {location}") from exc
