@@ -38,7 +38,7 @@ from service.matcher.loader import load_index
 pytestmark = pytest.mark.sglang
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT.parent / "shared" / "match-dev" / "cases.jsonl"
+CASES = ROOT / "tests" / "data" / "match-dev" / "cases.jsonl"  # copied from ../shared/match-dev
 EXTRA_RELEASES = ("0.5.10",)
 REFERENCE = "does not support hybrid-SWA models yet (no whole-envelope transfer scheme"
 KV_PATH = "sglang/srt/mem_cache/kv_cache_configurator.py"
