@@ -16,7 +16,7 @@ from pygments.lexers import PythonLexer
 
 from service.schemas import SnippetOut
 
-LIGHT_STYLE = "default"
+LIGHT_STYLE = "xcode"  # every token color >= 4.5:1 on white and on the raise-line yellow
 DARK_STYLE = "github-dark"
 
 

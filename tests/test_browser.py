@@ -375,3 +375,33 @@ def test_hostile_messages_render_as_text_in_the_export(
     assert XSS_MESSAGE in page.locator("main").inner_text()
     page.wait_for_timeout(300)
     assert dialogs == []
+
+
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+
+
+def test_pages_pass_axe_accessibility_checks(
+    browser: Browser, server: str, ids: dict[str, str], dialogs: list[str]
+) -> None:
+    """axe-core (WCAG 2.1 A/AA and best practices) finds no violation, in light and dark mode."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    paths = [
+        f"/errors/{ids['ref']}?snapshot=0.5.18",
+        f"/errors/{ids['xss']}",
+        "/",
+        "/?q=enable-unified-memory",
+        "/modules/python/sglang/srt/mem_cache",
+        "/flags/",
+        "/flags/enable-unified-memory",
+    ]
+    found = {}
+    for scheme in ("light", "dark"):
+        page = _page(browser, dialogs, color_scheme=scheme)
+        for path in paths:
+            page.goto(server + path)
+            result = axe.run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
+            for v in result.response["violations"]:
+                found[(scheme, path, v["id"])] = [n["target"] for n in v["nodes"][:3]]
+    assert found == {}
