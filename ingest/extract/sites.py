@@ -2,10 +2,10 @@
 
 Raises are statements, so the walk visits statement lists only (never expressions), and only the
 statements whose line span mentions an exception name (a `raise X(...)` always spells X inside
-its own span), so most of a large file is never visited. It keeps a
-path of `Frame`s from the enclosing scope's body down to the current block. When a raise of a
-configured exception is found, that path gives its guard chain, the positions for name lookups,
-and its qualified name; nothing else needs a second walk of the tree.
+its own span), so most of a large file is never visited. It keeps a path of `Frame`s from the
+enclosing scope's body down to the current block; when a raise of a configured exception is found,
+that path gives its guard chain, the positions for name lookups, and its qualified name, so
+nothing needs a second walk of the tree.
 """
 
 from __future__ import annotations
