@@ -1,7 +1,7 @@
 // Progressive enhancement only: every page works without this file.
 // - The paste box asks POST /api/match and lists the matches in place (the form still posts to
 //   /match without JavaScript).
-// - The version switch on an entry page swaps the Source and Flags sections in place.
+// - The version switch on an entry page swaps the entry in place (no full page load).
 // - On the static export, the search box filters search-index.json in the browser.
 // Untrusted text is only ever set with textContent, never parsed as HTML.
 "use strict";
@@ -81,11 +81,11 @@ function enhanceSnapshotSwitch() {
       const resp = await fetch(url.href, { headers: { Accept: "text/html" } });
       if (!resp.ok) throw new Error(resp.statusText);
       const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
-      for (const id of ["source", "flags", "timeline"]) {
-        const fresh = doc.getElementById(id);
-        const old = document.getElementById(id);
-        if (fresh && old) old.replaceWith(document.importNode(fresh, true));
-      }
+      // Every section can depend on the version shown (flags, wording), so swap the article.
+      const fresh = doc.querySelector("article.entry");
+      const old = document.querySelector("article.entry");
+      if (!fresh || !old) throw new Error("unexpected page");
+      old.replaceWith(document.importNode(fresh, true));
       history.pushState({}, "", url.href);
       enhanceSnapshotSwitch();
       const heading = document.getElementById("h-source");
