@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ingest.records import Condition, FlagDef, Site
@@ -215,7 +216,10 @@ class _Analyzer:
                     yield from self._other(sub, required, via or child.id, depth + 1)
 
 
+@lru_cache(maxsize=65536)
 def _parse(expr: str) -> ast.expr | None:
+    # Cached: the same guard and placeholder texts recur across the sites of a function, and
+    # nothing here mutates the returned tree.
     try:
         return ast.parse(expr, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
@@ -251,56 +255,98 @@ def _condition_uses(cond: Condition, reads: Reads) -> list[_Use]:
 
 def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[str, Any]]:
     """Flags involved in a site; `catalog` maps dest name -> FlagDef for the snapshot."""
-    by_flag = {name: dest for dest, f in catalog.items() for name in f.flags}
-    server_paths = frozenset(f.path for f in catalog.values() if f.origin == "dataclass")
-    reads = Reads(catalog, site.path, server_paths)
-    out: dict[str, dict[str, Any]] = {}
+    return Linker(catalog).involvements(site)
 
-    def entry(dest: str) -> dict[str, Any]:
-        if dest not in out:
-            f = catalog[dest]
-            out[dest] = {
-                "flag": f.flags[0],
-                "dest": dest,
-                "sides": [],
-                "polarity": None,
-                "value": None,
-                "condition": None,
-                "required": False,
-                "via": None,
-                "cli": f.cli,
-            }
-        return out[dest]
 
-    for name in message_flags(site.template.literal_text):
-        if name in by_flag:
-            e = entry(by_flag[name])
-            if name != e["flag"]:
-                e["mentioned_as"] = name  # the message spells it with an alias
-            if "message" not in e["sides"]:
-                e["sides"].append("message")
-    for seg in site.template.segments:
-        node = _parse(seg.text) if seg.kind == "placeholder" else None
-        for child in ast.walk(node) if node is not None else ():
-            if (dest := reads.dest(child)) is not None:
+class Linker:
+    """Links many sites against one catalog, building the catalog's lookups only once.
+
+    Guard analyses are memoized per (condition, site path): the enclosing guards of one function
+    are shared by all its raise sites, and a result depends on the site only through its path.
+    """
+
+    def __init__(self, catalog: Mapping[str, FlagDef]) -> None:
+        self.catalog = catalog
+        self.by_flag = {name: dest for dest, f in catalog.items() for name in f.flags}
+        self.server_paths = frozenset(f.path for f in catalog.values() if f.origin == "dataclass")
+        self._reads: dict[str, Reads] = {}
+        self._uses: dict[tuple[Condition, str], list[_Use]] = {}
+        self._placeholders: dict[tuple[str, str], list[str]] = {}
+
+    def _reads_for(self, path: str) -> Reads:
+        if (reads := self._reads.get(path)) is None:
+            reads = self._reads[path] = Reads(self.catalog, path, self.server_paths)
+        return reads
+
+    def _condition_uses(self, cond: Condition, path: str) -> list[_Use]:
+        key = (cond, path)
+        if (uses := self._uses.get(key)) is None:
+            uses = self._uses[key] = _condition_uses(cond, self._reads_for(path))
+        return uses
+
+    def _placeholder_dests(self, text: str, path: str) -> list[str]:
+        key = (text, path)
+        if (dests := self._placeholders.get(key)) is None:
+            node = _parse(text)
+            reads = self._reads_for(path)
+            dests = [
+                dest
+                for child in (ast.walk(node) if node is not None else ())
+                if (dest := reads.dest(child)) is not None
+            ]
+            self._placeholders[key] = dests
+        return dests
+
+    def involvements(self, site: Site) -> list[dict[str, Any]]:
+        """Flags involved in one site, most-involved first."""
+        catalog = self.catalog
+        out: dict[str, dict[str, Any]] = {}
+
+        def entry(dest: str) -> dict[str, Any]:
+            if dest not in out:
+                f = catalog[dest]
+                out[dest] = {
+                    "flag": f.flags[0],
+                    "dest": dest,
+                    "sides": [],
+                    "polarity": None,
+                    "value": None,
+                    "condition": None,
+                    "required": False,
+                    "via": None,
+                    "cli": f.cli,
+                }
+            return out[dest]
+
+        for name in message_flags(site.template.literal_text):
+            if name in self.by_flag:
+                e = entry(self.by_flag[name])
+                if name != e["flag"]:
+                    e["mentioned_as"] = name  # the message spells it with an alias
+                if "message" not in e["sides"]:
+                    e["sides"].append("message")
+        for seg in site.template.segments:
+            if seg.kind != "placeholder":
+                continue
+            for dest in self._placeholder_dests(seg.text, site.path):
                 e = entry(dest)
                 if "message" not in e["sides"]:
                     e["sides"].append("message")
-    for cond in site.conditions:
-        for use in _condition_uses(cond, reads):
-            e = entry(use.dest)
-            if "condition" not in e["sides"]:
-                e["sides"].append("condition")
-            # Keep the most telling use: a required boolean/value use beats "other".
-            if e["polarity"] is None or _strength(use) > _strength_of(e):
-                e.update(
-                    polarity=use.polarity,
-                    value=use.value,
-                    required=use.required,
-                    condition=cond.text,
-                    via=use.via,
-                )
-    return sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
+        for cond in site.conditions:
+            for use in self._condition_uses(cond, site.path):
+                e = entry(use.dest)
+                if "condition" not in e["sides"]:
+                    e["sides"].append("condition")
+                # Keep the most telling use: a required boolean/value use beats "other".
+                if e["polarity"] is None or _strength(use) > _strength_of(e):
+                    e.update(
+                        polarity=use.polarity,
+                        value=use.value,
+                        required=use.required,
+                        condition=cond.text,
+                        via=use.via,
+                    )
+        return sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
 
 
 def error_flag_rows(

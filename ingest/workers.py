@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from ingest.extract import extract_file
 from ingest.filecache import encode_result
-from ingest.links import flag_involvements
+from ingest.links import Linker
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 
 T = TypeVar("T")
@@ -34,7 +34,8 @@ def extract_chunk(
 
 def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[dict[str, Any]]]:
     """The flag involvements of each site against the snapshot's flag catalog."""
-    return [flag_involvements(site, catalog) for site in sites]
+    linker = Linker(catalog)
+    return [linker.involvements(site) for site in sites]
 
 
 class Workers:
