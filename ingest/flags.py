@@ -282,11 +282,17 @@ def _split_spec(spec: str) -> tuple[str | None, str]:
     return (path, cls) if sep else (None, spec)
 
 
-def class_markers(flag_classes: tuple[str, ...]) -> tuple[bytes, ...]:
-    """Bytes a file must contain to define one of the flag classes (for the prefilter)."""
+def class_markers(flag_classes: tuple[str, ...], path: str | None = None) -> tuple[bytes, ...]:
+    """Bytes a file must contain to define one of the flag classes (for the prefilter).
+
+    With `path`, entries whose path glob does not match it are left out: the file cannot define
+    those classes, and a class glob's marker (`class `) would let almost every file through.
+    """
     out = []
     for spec in flag_classes:
-        cls = _split_spec(spec)[1]
+        glob, cls = _split_spec(spec)
+        if path is not None and glob is not None and not fnmatchcase(path, glob):
+            continue
         out.append(b"class " if any(ch in cls for ch in "*?[") else cls.encode())
     return tuple(out)
 

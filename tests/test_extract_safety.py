@@ -72,6 +72,14 @@ def test_prefilter_skips_files_without_exception_name_or_flag_marker() -> None:
         assert (result.status, result.parsed) == ("ok", True)
 
 
+def test_path_glob_flag_classes_prefilter_by_path() -> None:
+    config = ExtractConfig(flag_classes=("*/arg_groups/fields/*.py:*",))
+    data = b"class Memory:\n    x: int = 1\n"
+    assert extract_file(data, "pkg/models/memory.py", config).status == "prefiltered"
+    inside = extract_file(data, "pkg/arg_groups/fields/memory.py", config)
+    assert (inside.status, [f.dest for f in inside.flags]) == ("ok", ["x"])
+
+
 def test_a_failing_flag_extractor_does_not_lose_sites(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object) -> tuple[()]:
         raise KeyError("flag bug")

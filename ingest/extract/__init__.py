@@ -17,14 +17,14 @@ from ingest.extract.source import SourceLines
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 
 
 def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
     """Everything one file contributes: its raise sites and flags, or why it was skipped."""
-    early = rejected(data, config)
+    early = rejected(data, path, config)
     if early is not None:
         return early
     text = decoded(data)
@@ -57,7 +57,7 @@ def _flags(
     data: bytes, tree: ast.Module, text: str, path: str, config: ExtractConfig
 ) -> tuple[tuple[FlagDef, ...], str]:
     """The file's flag definitions; a failure there is recorded, never allowed to lose sites."""
-    if not may_define_flags(data, config.flag_classes):
+    if not may_define_flags(data, config.flag_classes, path):
         return (), ""
     try:
         return tuple(flags.flags_from_tree(tree, text, path, config.flag_classes)), ""

@@ -19,16 +19,22 @@ def may_raise(data: bytes, exceptions: tuple[str, ...]) -> bool:
     return any(name.encode() in data for name in exceptions)
 
 
-def may_define_flags(data: bytes, flag_classes: tuple[str, ...]) -> bool:
-    """True when the bytes may define command-line flags (argparse call or a flag class)."""
-    return FLAG_MARKER in data or any(m in data for m in class_markers(flag_classes))
+def may_define_flags(data: bytes, flag_classes: tuple[str, ...], path: str) -> bool:
+    """True when the file may define command-line flags (argparse call or a flag class).
+
+    Path-glob entries (`*/fields/*.py:*`) are decided by the path first, so a class glob does
+    not let every file containing `class ` through.
+    """
+    return FLAG_MARKER in data or any(m in data for m in class_markers(flag_classes, path))
 
 
-def rejected(data: bytes, config: ExtractConfig) -> FileResult | None:
+def rejected(data: bytes, path: str, config: ExtractConfig) -> FileResult | None:
     """The status of a file that must not be parsed, or None when it may be."""
     if len(data) > config.max_bytes:
         return FileResult(status="too_large", detail=f"{len(data)} bytes > {config.max_bytes}")
-    if not may_raise(data, config.exceptions) and not may_define_flags(data, config.flag_classes):
+    if not may_raise(data, config.exceptions) and not may_define_flags(
+        data, config.flag_classes, path
+    ):
         return FileResult(status="prefiltered")
     if NUL in data:
         return FileResult(status="null_bytes", detail=f"NUL at byte {data.index(NUL)}")
