@@ -6,6 +6,7 @@ store: they are started by forkserver from a clean interpreter that preloads thi
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,13 +30,28 @@ def extract_chunk(
     for path, data in chunk:
         result = extract_file(data, path, config)
         out.append((result, encode_result(result)))
+    _collect()
     return out
 
 
 def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[dict[str, Any]]]:
     """The flag involvements of each site against the snapshot's flag catalog."""
     linker = Linker(catalog)
-    return [linker.involvements(site) for site in sites]
+    out = [linker.involvements(site) for site in sites]
+    _collect()
+    return out
+
+
+def _init_worker() -> None:
+    # Syntax trees are acyclic, yet building them makes the cyclic GC scan the growing heap over
+    # and over (~10% of parse time). Workers collect once per chunk instead (`_collect`).
+    gc.disable()
+
+
+def _collect() -> None:
+    """In a worker (GC disabled by `_init_worker`), free any cyclic garbage the chunk left."""
+    if not gc.isenabled():
+        gc.collect()
 
 
 class Workers:
@@ -62,7 +78,9 @@ class Workers:
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["ingest.workers"])
-            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.count, mp_context=context, initializer=_init_worker
+            )
         return self._pool
 
     def close(self) -> None:
