@@ -72,7 +72,7 @@ class Snapshot(Base):
 
 
 class Error(Base):
-    """A distinct error: (repo, exception, normalized template); its id is stable across versions."""
+    """A distinct error: (repo, exception, normalized template); id stable across versions."""
 
     __tablename__ = "errors"
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
@@ -170,5 +170,10 @@ class AiExplanation(Base):
 
 
 Index("ix_occurrences_error_snapshot", Occurrence.error_id, Occurrence.snapshot_id)
-Index("ix_occurrences_snapshot_qualname", Occurrence.snapshot_id, Occurrence.path, Occurrence.qualname)
+Index(
+    "ix_occurrences_snapshot_qualname",
+    Occurrence.snapshot_id,
+    Occurrence.path,
+    Occurrence.qualname,
+)
 Index("ix_error_flags_snapshot_dest", ErrorFlag.snapshot_id, ErrorFlag.dest)

@@ -18,7 +18,7 @@ SegmentKind = Literal["text", "placeholder"]
 
 @dataclass(frozen=True)
 class Segment:
-    """One piece of a message template: literal text, or a placeholder holding its source expression."""
+    """A piece of a message template: literal text, or a placeholder holding source text."""
 
     kind: SegmentKind
     text: str
@@ -141,7 +141,7 @@ FileStatus = Literal[
 
 @dataclass(frozen=True)
 class FileResult:
-    """Everything extracted from one file; cached by content hash (paths are relative to the file)."""
+    """Everything extracted from one file; cached by content hash (paths rewritten on reuse)."""
 
     status: FileStatus
     sites: tuple[Site, ...] = ()
@@ -164,6 +164,6 @@ class ExtractConfig:
 
     @property
     def digest(self) -> str:
-        """A short stable digest of this config, combined with the extractor version in cache keys."""
+        """A stable digest of this config, combined with the extractor version in cache keys."""
         raw = repr((self.exceptions, self.flag_classes, self.max_bytes))
         return hashlib.sha256(raw.encode()).hexdigest()[:12]
