@@ -14,7 +14,9 @@ a snapshot with `flag_catalog`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
@@ -306,7 +308,7 @@ def flags_from_tree(
     wanted = [(p, c) for p, c in wanted if p is None or fnmatchcase(path, p)]
     out: list[FlagDef] = []
     defaults: dict[str, dict[str, str]] | None = None
-    for node in ast.walk(tree):
+    for node in _walk_pruned(tree, _marker_lines(source, "add_argument")):
         if isinstance(node, ast.ClassDef) and any(fnmatchcase(node.name, c) for _, c in wanted):
             docs = _attribute_docs(node.body)
             for stmt in node.body:
@@ -325,6 +327,31 @@ def flags_from_tree(
                 out.append(f)
     out.sort(key=lambda f: (f.line, f.origin))
     return tuple(out)
+
+
+def _marker_lines(source: str, marker: str) -> list[int]:
+    """Sorted 1-based numbers of the lines containing `marker`."""
+    return [i for i, line in enumerate(source.split("\n"), 1) if marker in line]
+
+
+def _walk_pruned(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """`ast.walk`, minus the insides of expressions spanning none of `lines`.
+
+    An `x.add_argument(...)` call spans a line containing `add_argument`, and expressions never
+    contain class definitions, so the skipped nodes cannot matter; walking every expression of
+    a large module costs about as much as parsing it. The order is `ast.walk`'s, less the
+    skipped nodes.
+    """
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.expr):
+            i = bisect_left(lines, node.lineno)
+            if i == len(lines) or lines[i] > (node.end_lineno or node.lineno):
+                yield node
+                continue
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
 
 
 def _rank(f: FlagDef, class_paths: set[str]) -> tuple[int, int, int]:

@@ -18,6 +18,21 @@ def _flags(source: str, classes: tuple[str, ...] = ()) -> tuple[FlagDef, ...]:
     return flags_from_tree(ast.parse(source), source, "pkg/args.py", classes)
 
 
+def test_add_argument_calls_nested_in_expressions_are_found() -> None:
+    flags = _flags(
+        """
+        def build(p, extra):
+            return [
+                q.add_argument(
+                    "--nested-flag", type=int
+                ) for q in (p,)
+            ], (lambda: p
+                .add_argument("--in-lambda"))
+        """
+    )
+    assert [f.dest for f in flags] == ["nested_flag", "in_lambda"]
+
+
 def test_add_argument_flags_dest_type_default_choices_help() -> None:
     flags = _flags(
         """
