@@ -144,6 +144,9 @@ class _Analyzer:
     def __init__(self, reads: Reads, resolved: Mapping[str, str]) -> None:
         self.reads = reads
         self.resolved = resolved
+        # Uses found through a resolved name, by (name, required, via, depth): a name read
+        # several times, or reached along several resolution chains, is expanded only once.
+        self._through: dict[tuple[str, bool, str | None, int], list[_Use]] = {}
 
     def _deref(self, node: ast.expr) -> tuple[ast.expr, str | None]:
         """A local name resolved to a flag read stands for that read (`tp = args.tp_size`)."""
@@ -210,10 +213,13 @@ class _Analyzer:
         for child in ast.walk(node):
             if (dest := self.reads.dest(child)) is not None:
                 yield _Use(dest, "other", None, required, via)
-            elif isinstance(child, ast.Name) and child.id in self.resolved:
-                sub = _parse(self.resolved[child.id])
-                if sub is not None and depth < _MAX_DEPTH:
-                    yield from self._other(sub, required, via or child.id, depth + 1)
+            elif isinstance(child, ast.Name) and child.id in self.resolved and depth < _MAX_DEPTH:
+                key = (child.id, required, via or child.id, depth + 1)
+                if (found := self._through.get(key)) is None:
+                    sub = _parse(self.resolved[child.id])
+                    found = [] if sub is None else list(self._other(sub, *key[1:]))
+                    self._through[key] = found
+                yield from found
 
 
 @lru_cache(maxsize=65536)
