@@ -14,6 +14,7 @@ a snapshot with `flag_catalog`.
 from __future__ import annotations
 
 import ast
+import hashlib
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -282,6 +283,17 @@ def _split_spec(spec: str) -> tuple[str | None, str]:
     """`"ServerArgs"` -> (None, "ServerArgs"); `"*/fields/*.py:*"` -> ("*/fields/*.py", "*")."""
     path, sep, cls = spec.rpartition(":")
     return (path, cls) if sep else (None, spec)
+
+
+def path_variant(flag_classes: tuple[str, ...], path: str) -> str:
+    """A short digest of the path-glob entries matching `path` ("" when none does)."""
+    matched = [spec for spec in flag_classes if _matches_path(spec, path)]
+    return hashlib.sha256("\n".join(matched).encode()).hexdigest()[:8] if matched else ""
+
+
+def _matches_path(spec: str, path: str) -> bool:
+    glob, _ = _split_spec(spec)
+    return glob is not None and fnmatchcase(path, glob)
 
 
 def class_markers(flag_classes: tuple[str, ...], path: str | None = None) -> tuple[bytes, ...]:

@@ -16,6 +16,7 @@ from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import flag_catalog as flags_catalog
+from ingest.flags import path_variant
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.sources.base import Source, SourceFile
@@ -108,7 +109,7 @@ def ingest_snapshot(
         results, summary.cache_hits, summary.files_parsed = _results(
             files, config, job, workers, progress
         )
-        sites, flags, statuses = _collect(files, results)
+        sites, flags, statuses = _collect(files, results, config)
         progress.phase(f"{info.label}: linking flags", len(sites))
         occurrences = link_sites(sites, flag_catalog(flags), workers, progress)
     summary.prefiltered = statuses.pop("prefiltered", 0)
@@ -152,34 +153,45 @@ def _results(
     """Per-content results, from the cache or parsed now; plus (cache hits, files parsed)."""
     key = extractor_key(EXTRACTOR_VERSION, config)
     readable = [f for f in files if f.skip is None]
-    blobs = store.load_cache(job.engine, key, (f.content_hash for f in readable))
+    blobs = store.load_cache(job.engine, key, {cache_id(f, config) for f in readable})
     results = {h: decode_result(b) for h, b in blobs.items()}
-    hits = sum(1 for f in readable if f.content_hash in results)
+    hits = sum(1 for f in readable if cache_id(f, config) in results)
 
     todo: dict[str, SourceFile] = {}
     for f in readable:
-        if f.content_hash not in results:
-            todo.setdefault(f.content_hash, f)
+        if cache_id(f, config) not in results:
+            todo.setdefault(cache_id(f, config), f)
     progress.phase("parsing", len(todo))
-    fresh = parse_files(list(todo.values()), config, workers, progress)
+    fresh = parse_files(todo, config, workers, progress)
     store.write_cache(job.engine, key, {h: blob for h, (_, blob) in fresh.items()})
     results.update({h: r for h, (r, _) in fresh.items()})
     parsed = sum(1 for r, _ in fresh.values() if r.parsed)
     return results, hits, parsed
 
 
+def cache_id(f: SourceFile, config: ExtractConfig) -> str:
+    """The file-cache identity: the content hash, plus the path variant when the path matters.
+
+    Path-glob flag classes make a file's result depend on where it sits, so the same bytes at a
+    matching and a non-matching path must not share one cached result.
+    """
+    variant = path_variant(config.flag_classes, f.path)
+    return f"{f.content_hash}:{variant}" if variant else f.content_hash
+
+
 def parse_files(
-    files: Sequence[SourceFile], config: ExtractConfig, workers: Workers, progress: Progress
+    todo: dict[str, SourceFile], config: ExtractConfig, workers: Workers, progress: Progress
 ) -> dict[str, tuple[FileResult, bytes]]:
-    """Extract every file, on all cores when there is enough to parse; keyed by content hash."""
+    """Extract every file, on all cores when there is enough to parse; keyed by cache id."""
+    files = list(todo.values())
     out: dict[str, tuple[FileResult, bytes]] = {}
     total = sum(len(f.data) for f in files)
     limit = max(64_000, min(CHUNK_BYTES, total // (workers.count * 6) + 1))
     chunks = [[(f.path, f.data) for f in chunk] for chunk in _chunks(files, limit)]
-    by_path = {f.path: f for f in files}  # one file per content hash here, so paths are unique
+    by_path = {f.path: h for h, f in todo.items()}  # one file per cache id, so paths are unique
     for chunk, results in workers.map(extract_chunk, chunks, config, inline=total < INLINE_BYTES):
         for (path, _), item in zip(chunk, results, strict=True):
-            out[by_path[path].content_hash] = item
+            out[by_path[path]] = item
         progress.advance(len(chunk))
     return out
 
@@ -215,7 +227,7 @@ def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:
 
 
 def _collect(
-    files: Sequence[SourceFile], results: dict[str, FileResult]
+    files: Sequence[SourceFile], results: dict[str, FileResult], config: ExtractConfig
 ) -> tuple[list[Site], list[FlagDef], Counter[str]]:
     """Sites and flags at each file's own path (cached results carry the first path seen)."""
     sites: list[Site] = []
@@ -225,7 +237,7 @@ def _collect(
         if f.skip is not None:
             statuses[f.skip] += 1
             continue
-        result = results[f.content_hash]
+        result = results[cache_id(f, config)]
         statuses[result.status] += 1
         sites.extend(s if s.path == f.path else replace(s, path=f.path) for s in result.sites)
         flags.extend(d if d.path == f.path else replace(d, path=f.path) for d in result.flags)

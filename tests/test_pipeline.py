@@ -11,7 +11,7 @@ from dbdump import dump
 from gitrepo import commit, new_repo
 from sqlalchemy import Engine, func, select
 
-from errkb.models import Error, FileCache, Meta, Occurrence, Snapshot
+from errkb.models import Error, FileCache, Flag, Meta, Occurrence, Snapshot
 from ingest.pins import RepoPin
 from ingest.pipeline import Job, ingest_snapshot
 from ingest.sources.folder import FolderSource
@@ -158,3 +158,25 @@ def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> No
     inline = _ingest(engine, root, workers=1)
     assert inline.files_parsed == 40
     assert dump(engine) == parallel
+
+
+def test_path_glob_flag_classes_keep_separate_cache_entries(engine: Engine, tmp_path: Path) -> None:
+    # The same bytes define flags under a matching path glob and nothing elsewhere; one cached
+    # result for both would give the other path flags it does not define (or lose them).
+    fields = (
+        "class CacheFields:\n    cache_size: int = 8\n\n"
+        "def check(n):\n    if n < 0:\n        raise ValueError('negative size')\n"
+    )
+    pin = RepoPin(name="tests/globs", flag_classes=["*/fields/*.py:*"])
+    root = tmp_path / "proj"
+    for folder in ("fields", "other"):
+        (root / "pkg" / folder).mkdir(parents=True)
+        (root / "pkg" / folder / "cache.py").write_text(fields)
+    job = Job(engine=engine, workers=1)
+    summary = ingest_snapshot(
+        FolderSource(root, "v1", max_bytes=500_000), pin, pin.extract_config(500_000), job
+    )
+    assert summary.files_parsed == 2 and summary.cache_hits == 0
+    with engine.connect() as conn:
+        flag_paths = sorted(conn.execute(select(Flag.path, Flag.name)).all())
+    assert flag_paths == [("pkg/fields/cache.py", "--cache-size")]
