@@ -123,14 +123,19 @@ def activity(qualname: str) -> str | None:
     return f"{_VERBS[words[0].lower()]} {rest}".strip()
 
 
-def cli_value(source: str | None) -> str | None:
-    """A default or compared value as it is typed on a command line; None for `None`/unknown."""
+def _literal(source: str | None) -> object:
+    """The Python value of a literal's source text; None when it is not a literal."""
     if source is None:
         return None
     try:
-        value = ast.literal_eval(source)
+        return ast.literal_eval(source)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
+
+
+def cli_value(source: str | None) -> str | None:
+    """A default or compared value as it is typed on a command line; None for `None`/unknown."""
+    value = _literal(source)
     if value is None or isinstance(value, dict | set):
         return None
     if isinstance(value, list | tuple):
@@ -143,12 +148,7 @@ def cli_value(source: str | None) -> str | None:
 
 def literal_values(source: str | None) -> list[str] | None:
     """The CLI forms of a literal tuple/list/set of values (`("a", "b")` -> ["a", "b"])."""
-    if source is None:
-        return None
-    try:
-        value = ast.literal_eval(source)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    value = _literal(source)
     if not isinstance(value, list | tuple | set | frozenset):
         return None
     out = [cli_value(repr(v)) for v in value]
