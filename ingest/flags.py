@@ -285,6 +285,12 @@ def _split_spec(spec: str) -> tuple[str | None, str]:
     return (path, cls) if sep else (None, spec)
 
 
+def flag_class_globs(flag_classes: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """The class-name globs of the flag classes a file at `path` can define."""
+    specs = (_split_spec(spec) for spec in flag_classes)
+    return tuple(cls for glob, cls in specs if glob is None or fnmatchcase(path, glob))
+
+
 def path_variant(flag_classes: tuple[str, ...], path: str) -> str:
     """A short digest of the path-glob entries matching `path` ("" when none does)."""
     matched = [spec for spec in flag_classes if _matches_path(spec, path)]

@@ -14,16 +14,16 @@ from sqlalchemy import Engine
 
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
+from ingest.extract.incremental import MIN_UNIT_BYTES
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import flag_catalog as flags_catalog
 from ingest.flags import path_variant
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.sources.base import Source, SourceFile
-from ingest.workers import Workers, extract_chunk, link_chunk
+from ingest.workers import Workers, extract_chunk, link_chunk, unit_keys_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
-INLINE_SITES = 500  # likewise for linking sites to flags
 CHUNK_BYTES = 1_000_000
 
 
@@ -161,12 +161,34 @@ def _results(
     for f in readable:
         if cache_id(f, config) not in results:
             todo.setdefault(cache_id(f, config), f)
+    units = _unit_rows(todo, config, job.engine, key, workers)
     progress.phase("parsing", len(todo))
-    fresh = parse_files(todo, config, workers, progress)
-    store.write_cache(job.engine, key, {h: blob for h, (_, blob) in fresh.items()})
-    results.update({h: r for h, (r, _) in fresh.items()})
-    parsed = sum(1 for r, _ in fresh.values() if r.parsed)
+    fresh = parse_files(todo, config, workers, progress, units)
+    rows = {h: blob for h, ((_, blob), _) in fresh.items()}
+    for _, unit_rows in fresh.values():
+        rows.update(unit_rows)
+    store.write_cache(job.engine, key, rows)
+    results.update({h: r for h, ((r, _), _) in fresh.items()})
+    parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
     return results, hits, parsed
+
+
+def _unit_rows(
+    todo: dict[str, SourceFile], config: ExtractConfig, engine: Engine, key: str, workers: Workers
+) -> dict[str, dict[str, bytes]]:
+    """cache id -> the cached function-unit rows for that file (changed files reuse these)."""
+    if not todo or not store.has_cached_units(engine, key):
+        return {}
+    files = [f for f in todo.values() if len(f.data) >= MIN_UNIT_BYTES]
+    chunks = [[(f.path, f.data) for f in chunk] for chunk in _chunks(files, _limit(files, workers))]
+    by_path = {f.path: h for h, f in todo.items()}
+    wanted: dict[str, list[str]] = {}
+    for chunk, keys in workers.map(unit_keys_chunk, chunks, config, inline=_inline(files)):
+        for (path, _), file_keys in zip(chunk, keys, strict=True):
+            if file_keys:
+                wanted[by_path[path]] = file_keys
+    found = store.load_cache(engine, key, {k for keys in wanted.values() for k in keys})
+    return {h: {k: found[k] for k in keys if k in found} for h, keys in wanted.items()}
 
 
 def cache_id(f: SourceFile, config: ExtractConfig) -> str:
@@ -180,34 +202,55 @@ def cache_id(f: SourceFile, config: ExtractConfig) -> str:
 
 
 def parse_files(
-    todo: dict[str, SourceFile], config: ExtractConfig, workers: Workers, progress: Progress
-) -> dict[str, tuple[FileResult, bytes]]:
-    """Extract every file, on all cores when there is enough to parse; keyed by cache id."""
+    todo: dict[str, SourceFile],
+    config: ExtractConfig,
+    workers: Workers,
+    progress: Progress,
+    units: dict[str, dict[str, bytes]] | None = None,
+) -> dict[str, tuple[tuple[FileResult, bytes], dict[str, bytes]]]:
+    """Extract every file, on all cores when there is enough to parse; keyed by cache id.
+
+    Each value is ((result, its cache blob), new function-unit cache rows); `units` holds the
+    cached unit rows of each file (by cache id).
+    """
+    units = units or {}
     files = list(todo.values())
-    out: dict[str, tuple[FileResult, bytes]] = {}
-    total = sum(len(f.data) for f in files)
-    limit = max(64_000, min(CHUNK_BYTES, total // (workers.count * 6) + 1))
-    chunks = [[(f.path, f.data) for f in chunk] for chunk in _chunks(files, limit)]
+    out: dict[str, tuple[tuple[FileResult, bytes], dict[str, bytes]]] = {}
     by_path = {f.path: h for h, f in todo.items()}  # one file per cache id, so paths are unique
-    for chunk, results in workers.map(extract_chunk, chunks, config, inline=total < INLINE_BYTES):
-        for (path, _), item in zip(chunk, results, strict=True):
-            out[by_path[path]] = item
+    chunks = [
+        [(f.path, f.data, units.get(by_path[f.path], {})) for f in chunk]
+        for chunk in _chunks(files, _limit(files, workers))
+    ]
+    for chunk, results in workers.map(extract_chunk, chunks, config, inline=_inline(files)):
+        for (path, _, _), (result, blob, rows) in zip(chunk, results, strict=True):
+            out[by_path[path]] = ((result, blob), rows)
         progress.advance(len(chunk))
     return out
+
+
+def _limit(files: Sequence[SourceFile], workers: Workers) -> int:
+    """Bytes per chunk: about six chunks per core, within bounds."""
+    total = sum(len(f.data) for f in files)
+    return max(64_000, min(CHUNK_BYTES, total // (workers.count * 6) + 1))
+
+
+def _inline(files: Sequence[SourceFile]) -> bool:
+    """True when there is too little to parse to be worth starting processes."""
+    return sum(len(f.data) for f in files) < INLINE_BYTES
 
 
 def link_sites(
     sites: Sequence[Site], catalog: dict[str, FlagDef], workers: Workers, progress: Progress
 ) -> list[tuple[Site, list[dict[str, Any]]]]:
-    """Each site with the flags it involves, linked on all cores when there are many sites."""
-    size = max(100, len(sites) // (workers.count * 4) + 1)
-    chunks = [list(sites[i : i + size]) for i in range(0, len(sites), size)]
-    out: list[tuple[Site, list[dict[str, Any]]]] = []
-    inline = len(sites) < INLINE_SITES
-    for chunk, links in workers.map(link_chunk, chunks, catalog, inline=inline):
-        out.extend(zip(chunk, links, strict=True))
-        progress.advance(len(chunk))
-    return out
+    """Each site with the flags it involves, linked in this process.
+
+    The read filter (`ingest.read_filter`) leaves only the few sites that read a flag to be
+    analyzed: about 0.1 s for sglang 0.5.23's 9,196 sites, less than starting worker processes
+    and sending each the catalog costs, so `workers` is not used.
+    """
+    links = link_chunk(list(sites), catalog)
+    progress.advance(len(sites))
+    return list(zip(sites, links, strict=True))
 
 
 def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:

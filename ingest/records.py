@@ -150,7 +150,21 @@ class FileResult:
     parsed: bool = field(default=False)
 
 
+@dataclass(frozen=True)
+class UnitResult:
+    """The sites of one function unit (see `ingest.extract.units`), cached by the unit's text.
+
+    `start` is the unit's first line when it was extracted (sites are shifted by the distance to
+    where the unit is now); `context` digests what the extraction read outside the unit.
+    """
+
+    context: str
+    start: int
+    sites: tuple[Site, ...] = ()
+
+
 FILE_RESULT = TypeAdapter(FileResult)
+UNIT_RESULT = TypeAdapter(UnitResult)
 SITES = TypeAdapter(tuple[Site, ...])
 
 

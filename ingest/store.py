@@ -92,6 +92,18 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
         _insert_ignore(conn, FileCache.__table__, rows)  # type: ignore[arg-type]
 
 
+def has_cached_units(engine: Engine, extractor: str) -> bool:
+    """True when function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`) exist."""
+    table = FileCache.__table__
+    with engine.connect() as conn:
+        found = conn.execute(
+            select(table.c.content_hash)
+            .where(table.c.extractor == extractor, table.c.content_hash.like("_:%"))
+            .limit(1)
+        ).first()
+    return found is not None
+
+
 def snapshot_exists(engine: Engine, repo_name: str, kind: str, commit: str) -> bool:
     """True when this (repo, kind, commit) snapshot is already complete in the database."""
     with engine.connect() as conn:

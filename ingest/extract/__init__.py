@@ -49,11 +49,11 @@ def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
             sites = tuple(SiteFinder(SourceLines(text), path, config.exceptions).run(tree))
         except (RecursionError, MemoryError) as exc:
             return FileResult(status="too_deep", detail=f"walk: {type(exc).__name__}", parsed=True)
-    found_flags, detail = _flags(data, tree, text, path, config)
+    found_flags, detail = flags_of(data, tree, text, path, config)
     return FileResult(status="ok", sites=sites, flags=found_flags, detail=detail, parsed=True)
 
 
-def _flags(
+def flags_of(
     data: bytes, tree: ast.Module, text: str, path: str, config: ExtractConfig
 ) -> tuple[tuple[FlagDef, ...], str]:
     """The file's flag definitions; a failure there is recorded, never allowed to lose sites."""

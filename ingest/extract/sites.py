@@ -81,12 +81,20 @@ class _InScope(NamedTuple):
 class SiteFinder:
     """Collects the `Site`s of one module."""
 
-    def __init__(self, lines: SourceLines, path: str, exceptions: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        lines: SourceLines,
+        path: str,
+        exceptions: tuple[str, ...],
+        parsed_text: str | None = None,
+    ) -> None:
+        """`parsed_text` is the text the tree came from when it is not `lines` (a masked module,
+        see `ingest.extract.units`); snippets always come from `lines`, the real file."""
         self.lines = lines
         self.path = path
         self.exceptions = frozenset(exceptions)
         self.sites: list[Site] = []
-        self.hits = lines_mentioning(lines.text, exceptions)
+        self.hits = lines_mentioning(parsed_text or lines.text, exceptions)
 
     def _may_hold_site(self, stmt: ast.stmt) -> bool:
         """True when the statement's lines mention an exception name (else skip its subtree)."""

@@ -1,0 +1,253 @@
+"""Extracting a file function by function, reusing the cached sites of unchanged functions.
+
+A file whose content changed usually changed in a few functions. The file is split into units
+(`ingest.extract.units`); each unit has a cache key:
+- a unit that mentions an exception name: "u:" + digest of its text, the three lines around it
+  (its snippets may show them) and its class header. The cached `UnitResult` also holds a digest
+  of what the extraction read outside the unit (the module and class statements binding names
+  the unit uses), checked against the new file before the sites are reused;
+- any other unit holds no site; "n:" + digest of its text records that it was seen to parse.
+
+Only the units without a usable cache row are parsed, with the rest of the module (imports,
+constants, class bodies) around them; the others stand in as `def name(): pass`. Every unit
+hidden that way has parsed before, so a syntax error anywhere still fails the whole file as a
+full parse would. A file with no cached unit is parsed whole (and its units cached). Any doubt
+(a split the parsed tree disagrees with) falls back to `extract_file`, which is always right;
+the records produced are the same either way (tests/test_incremental.py checks this on real
+sglang releases).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import warnings
+import zlib
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import replace
+from fnmatch import fnmatchcase
+
+from ingest.extract import flags_of
+from ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
+from ingest.extract.scope import Scope
+from ingest.extract.sites import SiteFinder, lines_mentioning
+from ingest.extract.snippet import CONTEXT_BELOW
+from ingest.extract.source import SourceLines
+from ingest.extract.units import Unit, aligned, masked, split_units
+from ingest.flags import flag_class_globs
+from ingest.records import UNIT_RESULT, ExtractConfig, FileResult, Site, Snippet, UnitResult
+
+UNIT, VALID = "u:", "n:"
+MIN_UNIT_BYTES = 4_000  # smaller files are parsed whole: splitting them saves nothing
+# A snippet starts at most 2 lines above its unit (see extract.snippet), clamped at line 1: how
+# many lines there are above a unit, up to this, is part of its key; the lines are read anew.
+ABOVE = 3
+_IDENT = re.compile(r"[^\W\d]\w*")
+_CLASS = re.compile(r"\bclass\s+([^\W\d]\w*)")
+
+
+class Plan:
+    """One file's units and their cache keys; None-like (`units` empty) when it is not split."""
+
+    def __init__(self, data: bytes, path: str, config: ExtractConfig) -> None:
+        self.text: str | None = None
+        self.lines: list[str] = []
+        self.units: list[Unit] = []
+        self.keys: list[str] = []
+        self.markers: set[int] = set()
+        self.flagged: set[int] = set()  # units that may define flags: always parsed
+        self.flag_file = False
+        if rejected(data, path, config) is not None:
+            return
+        text = decoded(data)
+        if not isinstance(text, str):
+            return
+        self.text = text
+        self.lines = text.split("\n")
+        self.units = split_units(text, self.lines)
+        hits = lines_mentioning(text, config.exceptions)
+        for k, u in enumerate(self.units):
+            i = bisect_right(hits, u.end)
+            if i and hits[i - 1] >= u.start:
+                self.markers.add(k)
+                above = min(u.start - 1, ABOVE)
+                self.keys.append(UNIT + _digest(f"{u.owner}\0{above}\0{u.text(self.lines)}"))
+            else:
+                self.keys.append(VALID + _digest(u.text(self.lines)))
+        self.flag_file = may_define_flags(data, config.flag_classes, path)
+        if self.flag_file:
+            globs = flag_class_globs(config.flag_classes, path)
+            self.flagged = {
+                k for k, u in enumerate(self.units) if _may_define(u.text(self.lines), globs)
+            }
+
+
+def _may_define(text: str, globs: tuple[str, ...]) -> bool:
+    """True when a unit may define flags: an argparse call, or a flag class nested in it."""
+    if FLAG_MARKER.decode() in text:
+        return True
+    return any(fnmatchcase(name, g) for name in _CLASS.findall(text) for g in globs)
+
+
+def unit_keys(data: bytes, path: str, config: ExtractConfig) -> list[str]:
+    """The cache keys to look up for a file's units (none when it is not extracted by units)."""
+    plan = Plan(data, path, config)
+    return [key for k, key in enumerate(plan.keys) if k not in plan.flagged]
+
+
+def encode_unit(result: UnitResult) -> bytes:
+    """A UnitResult as compressed JSON (stored in the file cache under its "u:" key)."""
+    return zlib.compress(UNIT_RESULT.dump_json(result), 1)
+
+
+def decode_unit(blob: bytes) -> UnitResult:
+    """The UnitResult stored by `encode_unit`."""
+    return UNIT_RESULT.validate_json(zlib.decompress(blob))
+
+
+def extract_by_units(
+    data: bytes, path: str, config: ExtractConfig, cached: Mapping[str, bytes]
+) -> tuple[FileResult, dict[str, bytes]] | None:
+    """The file's result from its units plus the new unit cache rows; None to parse it whole.
+
+    `cached` holds the cache rows found for this file's unit keys.
+    """
+    if len(data) < MIN_UNIT_BYTES:
+        return None
+    plan = Plan(data, path, config)
+    if plan.text is None or not plan.units:
+        return None
+    units, keys, lines = plan.units, plan.keys, plan.lines
+    reused: dict[int, UnitResult] = {}
+    for k in plan.markers - plan.flagged:
+        blob = cached.get(keys[k])
+        if blob is not None:
+            reused[k] = decode_unit(blob)
+    known = {k for k in range(len(units)) if k not in plan.markers and keys[k] in cached}
+    known -= plan.flagged
+    tree, text = _parse(lines, units, known | set(reused))
+    if tree is None:
+        return None
+    contexts = _contexts(tree, lines, units, plan.markers)
+    stale = {k for k, r in reused.items() if r.context != contexts[k]}
+    if stale:
+        for k in stale:
+            del reused[k]
+        tree, text = _parse(lines, units, known | set(reused))
+        if tree is None:
+            return None
+    try:
+        found = SiteFinder(SourceLines(plan.text), path, config.exceptions, text).run(tree)
+    except (RecursionError, MemoryError):
+        return None
+    starts = [u.start for u in units]
+    fresh: dict[int, list[Site]] = {k: [] for k in plan.markers - plan.flagged if k not in reused}
+    sites: list[Site] = []
+    for site in found:
+        k = bisect_right(starts, site.line) - 1
+        if k in fresh and site.line <= units[k].end:
+            fresh[k].append(site)
+        sites.append(site)
+    source = SourceLines(plan.text)
+    for k, r in reused.items():
+        sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
+    sites.sort(key=lambda s: s.line)
+    rows = {
+        keys[k]: encode_unit(UnitResult(contexts[k], units[k].start, tuple(fresh[k])))
+        for k in fresh
+    }
+    unseen = set(range(len(units))) - known - plan.markers - plan.flagged
+    rows.update((keys[k], b"") for k in unseen)
+    found_flags, detail = flags_of(data, tree, plan.text, path, config)
+    result = FileResult(
+        status="ok", sites=tuple(sites), flags=found_flags, detail=detail, parsed=True
+    )
+    return result, rows
+
+
+def _parse(lines: list[str], units: list[Unit], hide: set[int]) -> tuple[ast.Module | None, str]:
+    """The tree of the module with the `hide` units as stand-ins, if it parses and lines up."""
+    text = masked(lines, units, hide)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, text
+    return (tree if aligned(tree, units, hide) else None), text
+
+
+def _contexts(
+    tree: ast.Module, lines: list[str], units: list[Unit], markers: set[int]
+) -> dict[int, str]:
+    """For each marker unit, a digest of the module and class statements binding its names."""
+    module = _bindings(tree.body, lines)
+    classes = {s.lineno: _bindings(s.body, lines) for s in tree.body if isinstance(s, ast.ClassDef)}
+    out = {}
+    for k in markers:
+        u = units[k]
+        names = set(_IDENT.findall(u.text(lines)))
+        parts = [_used(module, names), _used(classes.get(u.owner_line, {}), names)]
+        out[k] = _digest("\1".join(parts))
+    return out
+
+
+def _bindings(body: list[ast.stmt], lines: list[str]) -> dict[str, list[str]]:
+    """name -> the source of each statement of `body` that binds it, in order.
+
+    An import, function or class statement counts as `import` / `def name` / `class name`: what
+    a lookup of such a name yields (`scope.Opaque`) does not depend on the rest of it.
+    """
+    scope = Scope(ast.Module(body=[], type_ignores=[]), body)
+    out: dict[str, list[str]] = {}
+    for stmt in body:
+        names = scope.binds(stmt)
+        if not names:
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            source = "import"  # an imported name is never resolved further
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            source = f"def {stmt.name}"
+        elif isinstance(stmt, ast.ClassDef):
+            source = f"class {stmt.name}"
+        else:
+            source = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
+        for name in names:
+            out.setdefault(name, []).append(source)
+    return out
+
+
+def _used(bindings: dict[str, list[str]], names: set[str]) -> str:
+    return "\0".join(f"{n}\0" + "\0".join(bindings[n]) for n in sorted(names & bindings.keys()))
+
+
+def _shifted(site: Site, delta: int, path: str, source: SourceLines) -> Site:
+    """A cached site moved `delta` lines, at `path`, its snippet lines read from `source`.
+
+    The snippet window moves with the unit, except that its end is clamped to the file's end
+    (as `snippet_for` does); its lines around the unit may differ, so they are read again.
+    """
+    snippet = site.snippet
+    first = snippet.start + delta
+    last = min(len(source), snippet.raise_end + delta + CONTEXT_BELOW)
+    return replace(
+        site,
+        path=path,
+        line=site.line + delta,
+        end_line=site.end_line + delta,
+        conditions=tuple(replace(c, line=c.line + delta) for c in site.conditions)
+        if delta
+        else site.conditions,
+        snippet=Snippet(
+            start=first,
+            lines=source.window(first, last),
+            raise_start=snippet.raise_start + delta,
+            raise_end=snippet.raise_end + delta,
+        ),
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()

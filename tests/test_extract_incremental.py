@@ -1,0 +1,213 @@
+"""Extraction by function units (ingest.extract.incremental): the same records as a whole-file
+extraction, with unchanged functions reused from the cache instead of parsed again."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import textwrap
+import zipfile
+
+import pytest
+from wheels import sglang_wheel
+
+import ingest.extract.incremental as incremental
+from ingest.extract import extract_file
+from ingest.extract.incremental import extract_by_units, unit_keys
+from ingest.extract.units import aligned, masked, split_units
+from ingest.records import ExtractConfig, FileResult
+
+CONFIG = ExtractConfig(flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"))
+PAD = "\n".join(f"# padding line {i} to pass the small-file threshold" for i in range(90)) + "\n"
+
+
+class UnitCache:
+    """An in-memory stand-in for the file cache's unit rows, counting what each call reused."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, bytes] = {}
+
+    def extract(self, data: bytes, path: str) -> tuple[FileResult, bool, int]:
+        """(result, extracted by units?, marker units reused)."""
+        keys = unit_keys(data, path, CONFIG)
+        cached = {k: self.rows[k] for k in keys if k in self.rows}
+        got = extract_by_units(data, path, CONFIG, cached)
+        if got is None:
+            return extract_file(data, path, CONFIG), False, 0
+        result, rows = got
+        self.rows.update(rows)
+        reused = sum(1 for k in cached if k.startswith("u:"))
+        return result, True, reused
+
+
+def same(a: FileResult, b: FileResult) -> bool:
+    return (a.status, a.sites, a.flags, a.detail) == (b.status, b.sites, b.flags, b.detail)
+
+
+def module(body: str) -> bytes:
+    return (PAD + textwrap.dedent(body)).encode()
+
+
+V1 = module(
+    '''
+    import os
+    LIMIT = "at most 4"
+
+    def check(n):
+        if n > 4:
+            raise ValueError(f"n={n} is over the limit: " + LIMIT)
+
+    class Server:
+        KIND = "tp"
+
+        @staticmethod
+        @decorated(
+            "x",
+        )
+        def validate(
+            self,
+            size,
+        ) -> None:
+            """Doc."""
+            if size < 0 and self.mode:
+                raise ValueError(self.KIND + " size must be >= 0")
+
+        async def other(self):
+            return 1
+
+        def untouched(self):
+            return 2
+    '''
+)
+
+
+def test_split_finds_functions_and_methods_with_decorators() -> None:
+    text = V1.decode()
+    units = split_units(text, text.split("\n"))
+    assert [(u.owner, u.name) for u in units] == [
+        ("", "check"),
+        ("Server", "validate"),
+        ("Server", "other"),
+        ("Server", "untouched"),
+    ]
+    validate = units[1]
+    lines = text.split("\n")
+    assert lines[validate.start - 1].strip() == "@staticmethod"
+    assert lines[validate.def_line - 1].strip() == "def validate("
+    assert lines[validate.end - 1].strip() == 'raise ValueError(self.KIND + " size must be >= 0")'
+    tree = ast.parse(text)
+    assert aligned(tree, units, set())
+    hidden = set(range(len(units)))
+    assert aligned(ast.parse(masked(lines, units, hidden)), units, hidden)
+
+
+def test_a_column_0_line_inside_a_string_makes_the_split_disagree_and_falls_back() -> None:
+    data = module(
+        '''
+        def render():
+            text = """
+        def fake():
+            raise ValueError("inside a string")
+        """
+            raise ValueError("real " + text)
+        '''
+    )
+    cache = UnitCache()
+    result, by_units, _ = cache.extract(data, "m.py")
+    assert not by_units
+    assert same(result, extract_file(data, "m.py", CONFIG))
+    assert [s.template.display[:5] for s in result.sites] == ["real "]  # one site, not two
+
+
+def edits() -> list[tuple[str, bytes]]:
+    """Versions of V1, each changing something a cached unit's sites depend on."""
+    return [
+        ("lines shifted", V1.replace(b"import os\n", b"import os\nimport sys\n\n\n")),
+        ("constant changed", V1.replace(b'"at most 4"', b'"at most 8"')),
+        ("class constant changed", V1.replace(b'KIND = "tp"', b'KIND = "dp"')),
+        ("class renamed", V1.replace(b"class Server:", b"class Engine:")),
+        ("name rebound by an import", V1.replace(b'LIMIT = "at most 4"', b"from x import LIMIT")),
+        ("other method edited", V1.replace(b"return 2", b"return 3")),
+        ("guard edited", V1.replace(b"if n > 4:", b"if n > 5:")),
+        ("moved to the top", module("def first():\n    raise ValueError('a')\n") + V1),
+        ("cut at the end", V1[: V1.index(b"    async def other")]),
+        ("snippet context edited", V1.replace(b"    class Server:", b"    # note\nclass Server:")),
+        (
+            "syntax error in a function without sites",
+            V1.replace(b"return 2", b"return 2 +"),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("label,data", edits(), ids=[label for label, _ in edits()])
+def test_a_changed_file_extracted_by_units_equals_a_whole_file_extraction(
+    label: str, data: bytes
+) -> None:
+    cache = UnitCache()
+    first, by_units, _ = cache.extract(V1, "pkg/m.py")
+    assert by_units and same(first, extract_file(V1, "pkg/m.py", CONFIG))
+    assert len(first.sites) == 2
+    result, _, _ = cache.extract(data, "pkg/moved.py")
+    expected = extract_file(data, "pkg/moved.py", CONFIG)
+    assert same(result, expected), label
+
+
+def test_unchanged_functions_are_reused_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = UnitCache()
+    cache.extract(V1, "m.py")
+    parsed: list[str] = []
+    real = incremental._parse
+
+    def spy(lines, units, hide):  # type: ignore[no-untyped-def]
+        tree, text = real(lines, units, hide)
+        parsed.append(text)
+        return tree, text
+
+    monkeypatch.setattr(incremental, "_parse", spy)
+    edited = V1.replace(b"return 2", b"return 3")
+    result, by_units, reused = cache.extract(edited, "m.py")
+    assert by_units and reused == 2
+    assert same(result, extract_file(edited, "m.py", CONFIG))
+    assert len(parsed) == 1
+    assert "return 3" in parsed[0]  # the edited function is parsed ...
+    assert "raise ValueError" not in parsed[0]  # ... the two with sites are reused
+    assert "async def other" not in parsed[0]  # ... and so is the unchanged one without
+
+
+def test_a_syntax_error_in_a_reused_file_is_still_reported() -> None:
+    cache = UnitCache()
+    cache.extract(V1, "m.py")
+    broken = V1.replace(b"return 2", b"return 2 +")
+    result, _, _ = cache.extract(broken, "m.py")
+    assert result.status == "syntax_error"
+    assert result.sites == ()
+
+
+def release_files(version: str) -> dict[str, bytes]:
+    with zipfile.ZipFile(sglang_wheel(version)) as wheel:
+        return {"python/" + n: wheel.read(n) for n in wheel.namelist() if n.endswith(".py")}
+
+
+@pytest.mark.sglang
+def test_sglang_release_pair_by_units_equals_whole_file_extraction() -> None:
+    """0.5.23 cold, then the files 0.5.22 changed, reusing 0.5.23's units: every record equal."""
+    cache = UnitCache()
+    newer = release_files("0.5.23")
+    by_units = 0
+    for path, data in newer.items():
+        result, used, _ = cache.extract(data, path)
+        by_units += used
+        assert same(result, extract_file(data, path, CONFIG)), path
+    assert by_units > 1000
+    seen = {hashlib.sha1(d).digest() for d in newer.values()}
+    changed = {
+        p: d for p, d in release_files("0.5.22").items() if hashlib.sha1(d).digest() not in seen
+    }
+    reused = sites = 0
+    for path, data in changed.items():
+        result, _, count = cache.extract(data, path)
+        reused += count
+        sites += len(result.sites)
+        assert same(result, extract_file(data, path, CONFIG)), path
+    print(f"0.5.22: {len(changed)} changed files, {sites} sites, {reused} units reused")
+    assert reused > 1500  # 1,964 when written: most functions with sites did not change
