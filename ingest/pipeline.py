@@ -14,14 +14,14 @@ from sqlalchemy import Engine
 
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
-from ingest.extract.incremental import MIN_UNIT_BYTES
+from ingest.extract.incremental import MIN_UNIT_BYTES, Split
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import flag_catalog as flags_catalog
 from ingest.flags import path_variant
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.sources.base import Source, SourceFile
-from ingest.workers import Workers, extract_chunk, link_chunk, unit_keys_chunk
+from ingest.workers import Workers, extract_chunk, link_chunk, split_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
 CHUNK_BYTES = 1_000_000
@@ -175,20 +175,25 @@ def _results(
 
 def _unit_rows(
     todo: dict[str, SourceFile], config: ExtractConfig, engine: Engine, key: str, workers: Workers
-) -> dict[str, dict[str, bytes]]:
-    """cache id -> the cached function-unit rows for that file (changed files reuse these)."""
+) -> dict[str, tuple[dict[str, bytes], Split]]:
+    """cache id -> (the cached function-unit rows, the split) of each changed file that has any.
+
+    Files are split in the workers first, then their units' keys looked up in one pass.
+    """
     if not todo or not store.has_cached_units(engine, key):
         return {}
     files = [f for f in todo.values() if len(f.data) >= MIN_UNIT_BYTES]
     chunks = [[(f.path, f.data) for f in chunk] for chunk in _chunks(files, _limit(files, workers))]
     by_path = {f.path: h for h, f in todo.items()}
-    wanted: dict[str, list[str]] = {}
-    for chunk, keys in workers.map(unit_keys_chunk, chunks, config, inline=_inline(files)):
-        for (path, _), file_keys in zip(chunk, keys, strict=True):
-            if file_keys:
-                wanted[by_path[path]] = file_keys
-    found = store.load_cache(engine, key, {k for keys in wanted.values() for k in keys})
-    return {h: {k: found[k] for k in keys if k in found} for h, keys in wanted.items()}
+    splits: dict[str, Split] = {}
+    for chunk, found in workers.map(split_chunk, chunks, config, inline=_inline(files)):
+        for (path, _), split in zip(chunk, found, strict=True):
+            if split is not None:
+                splits[by_path[path]] = split
+    rows = store.load_cache(engine, key, {k for s in splits.values() for k in s.lookups})
+    return {
+        h: ({k: rows[k] for k in split.lookups if k in rows}, split) for h, split in splits.items()
+    }
 
 
 def cache_id(f: SourceFile, config: ExtractConfig) -> str:
@@ -206,23 +211,23 @@ def parse_files(
     config: ExtractConfig,
     workers: Workers,
     progress: Progress,
-    units: dict[str, dict[str, bytes]] | None = None,
+    units: dict[str, tuple[dict[str, bytes], Split]] | None = None,
 ) -> dict[str, tuple[tuple[FileResult, bytes], dict[str, bytes]]]:
     """Extract every file, on all cores when there is enough to parse; keyed by cache id.
 
     Each value is ((result, its cache blob), new function-unit cache rows); `units` holds the
-    cached unit rows of each file (by cache id).
+    cached unit rows and the split of the files that have any (by cache id).
     """
     units = units or {}
     files = list(todo.values())
     out: dict[str, tuple[tuple[FileResult, bytes], dict[str, bytes]]] = {}
     by_path = {f.path: h for h, f in todo.items()}  # one file per cache id, so paths are unique
     chunks = [
-        [(f.path, f.data, units.get(by_path[f.path], {})) for f in chunk]
+        [(f.path, f.data, *units.get(by_path[f.path], ({}, None))) for f in chunk]
         for chunk in _chunks(files, _limit(files, workers))
     ]
     for chunk, results in workers.map(extract_chunk, chunks, config, inline=_inline(files)):
-        for (path, _, _), (result, blob, rows) in zip(chunk, results, strict=True):
+        for (path, *_), (result, blob, rows) in zip(chunk, results, strict=True):
             out[by_path[path]] = ((result, blob), rows)
         progress.advance(len(chunk))
     return out

@@ -14,7 +14,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from ingest.extract import extract_file
-from ingest.extract.incremental import extract_by_units, unit_keys
+from ingest.extract.incremental import Split, extract_by_units, split_file
 from ingest.filecache import encode_result
 from ingest.links import Linker
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
@@ -24,31 +24,39 @@ R = TypeVar("R")
 
 
 def extract_chunk(
-    chunk: list[tuple[str, bytes, dict[str, bytes]]], config: ExtractConfig
+    chunk: list[tuple[str, bytes, dict[str, bytes], Split | None]], config: ExtractConfig
 ) -> list[tuple[FileResult, bytes, dict[str, bytes]]]:
-    """Extract each (path, bytes, cached unit rows) in the worker: the result, encoded for the
-    file cache, and the new function-unit cache rows (`ingest.extract.incremental`)."""
+    """Extract each (path, bytes, cached unit rows, split) in the worker: the result, encoded for
+    the file cache, and the new function-unit cache rows (`ingest.extract.incremental`)."""
     out = []
-    for path, data, cached in chunk:
-        by_units = extract_by_units(data, path, config, cached)
+    for path, data, cached, split in chunk:
+        by_units = extract_by_units(data, path, config, cached, split)
         result, rows = by_units if by_units is not None else (extract_file(data, path, config), {})
         out.append((result, encode_result(result), rows))
     _collect()
     return out
 
 
-def unit_keys_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[list[str]]:
-    """The function-unit cache keys of each (path, bytes), to look up before extracting."""
-    return [unit_keys(data, path, config) for path, data in chunk]
+def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[Split | None]:
+    """Each (path, bytes) split into function units, whose keys are looked up before extracting."""
+    return [split_file(data, path, config) for path, data in chunk]
 
 
 def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[dict[str, Any]]]:
     """The flag involvements of each site against the snapshot's flag catalog.
 
-    The pipeline runs it inline: few sites read a flag, and the read filter skips the rest.
+    The pipeline runs it inline (few sites read a flag; the read filter skips the rest), with the
+    cyclic GC paused as in the workers: linking makes no reference cycles, and the objects it
+    keeps (parsed guards, links) would otherwise set off collections of the whole heap.
     """
-    linker = Linker(catalog)
-    return [linker.involvements(site) for site in sites]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        linker = Linker(catalog)
+        return [linker.involvements(site) for site in sites]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _init_worker() -> None:

@@ -13,7 +13,7 @@ from wheels import sglang_wheel
 
 import ingest.extract.incremental as incremental
 from ingest.extract import extract_file
-from ingest.extract.incremental import extract_by_units, unit_keys
+from ingest.extract.incremental import extract_by_units, split_file
 from ingest.extract.units import aligned, masked, split_units
 from ingest.records import ExtractConfig, FileResult
 
@@ -29,9 +29,10 @@ class UnitCache:
 
     def extract(self, data: bytes, path: str) -> tuple[FileResult, bool, int]:
         """(result, extracted by units?, marker units reused)."""
-        keys = unit_keys(data, path, CONFIG)
+        split = split_file(data, path, CONFIG)
+        keys = split.lookups if split is not None else []
         cached = {k: self.rows[k] for k in keys if k in self.rows}
-        got = extract_by_units(data, path, CONFIG, cached)
+        got = extract_by_units(data, path, CONFIG, cached, split)
         if got is None:
             return extract_file(data, path, CONFIG), False, 0
         result, rows = got
@@ -73,7 +74,15 @@ V1 = module(
                 raise ValueError(self.KIND + " size must be >= 0")
 
         async def other(self):
-            return 1
+            total = 0
+            for step in range(10):
+                total += step
+                if total > 20:
+                    break
+            else:
+                total = -1
+            # a function without sites, long enough to be cached as parsed
+            return total
 
         def untouched(self):
             return 2
@@ -156,22 +165,30 @@ def test_unchanged_functions_are_reused_not_parsed(monkeypatch: pytest.MonkeyPat
     cache = UnitCache()
     cache.extract(V1, "m.py")
     parsed: list[str] = []
-    real = incremental._parse
+    compiled: list[set[int]] = []
+    real_parse, real_compiles = incremental._parse, incremental._compiles
 
-    def spy(lines, units, hide):  # type: ignore[no-untyped-def]
-        tree, text = real(lines, units, hide)
+    def parse(plan, units, hide):  # type: ignore[no-untyped-def]
+        tree, text = real_parse(plan, units, hide)
         parsed.append(text)
         return tree, text
 
-    monkeypatch.setattr(incremental, "_parse", spy)
+    def compiles(plan, units, check, path):  # type: ignore[no-untyped-def]
+        compiled.append({units[k].name for k in check})
+        return real_compiles(plan, units, check, path)
+
+    monkeypatch.setattr(incremental, "_parse", parse)
+    monkeypatch.setattr(incremental, "_compiles", compiles)
     edited = V1.replace(b"return 2", b"return 3")
     result, by_units, reused = cache.extract(edited, "m.py")
     assert by_units and reused == 2
     assert same(result, extract_file(edited, "m.py", CONFIG))
     assert len(parsed) == 1
-    assert "return 3" in parsed[0]  # the edited function is parsed ...
-    assert "raise ValueError" not in parsed[0]  # ... the two with sites are reused
-    assert "async def other" not in parsed[0]  # ... and so is the unchanged one without
+    assert "LIMIT = " in parsed[0]  # the module around the functions is parsed ...
+    assert "raise ValueError" not in parsed[0]  # ... the two functions with sites are reused
+    assert "async def other" not in parsed[0]  # ... the unchanged one without is known to parse
+    assert "return 3" not in parsed[0]  # ... and the edited one without sites is only compiled
+    assert compiled == [{"untouched"}]
 
 
 def test_a_syntax_error_in_a_reused_file_is_still_reported() -> None:

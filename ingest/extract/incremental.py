@@ -9,9 +9,12 @@ A file whose content changed usually changed in a few functions. The file is spl
 - any other unit holds no site; "n:" + digest of its text records that it was seen to parse.
 
 Only the units without a usable cache row are parsed, with the rest of the module (imports,
-constants, class bodies) around them; the others stand in as `def name(): pass`. Every unit
-hidden that way has parsed before, so a syntax error anywhere still fails the whole file as a
-full parse would. A file with no cached unit is parsed whole (and its units cached). Any doubt
+constants, class bodies) around them; the others stand in as `def name(): pass`. A unit hidden
+that way has parsed before, or (a new unit without sites) is compiled on its own with
+`symtable`, which parses without building Python objects; so a syntax error anywhere still
+fails the whole file as a full parse would (`symtable` also rejects a few scoping errors that
+`ast.parse` lets through; then the file is parsed whole). A file with no cached unit is parsed
+whole, and its units cached. Any doubt
 (a split the parsed tree disagrees with) falls back to `extract_file`, which is always right;
 the records produced are the same either way (tests/test_incremental.py checks this on real
 sglang releases).
@@ -22,12 +25,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+import symtable
 import warnings
 import zlib
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import replace
 from fnmatch import fnmatchcase
+from typing import NamedTuple
 
 from ingest.extract import flags_of
 from ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
@@ -37,10 +42,19 @@ from ingest.extract.snippet import CONTEXT_BELOW
 from ingest.extract.source import SourceLines
 from ingest.extract.units import Unit, aligned, masked, split_units
 from ingest.flags import flag_class_globs
-from ingest.records import UNIT_RESULT, ExtractConfig, FileResult, Site, Snippet, UnitResult
+from ingest.records import (
+    UNIT_RESULT,
+    ExtractConfig,
+    FileResult,
+    FlagDef,
+    Site,
+    Snippet,
+    UnitResult,
+)
 
 UNIT, VALID = "u:", "n:"
 MIN_UNIT_BYTES = 4_000  # smaller files are parsed whole: splitting them saves nothing
+MIN_HIDDEN_LINES = 6  # shorter functions without sites are parsed again rather than cached
 # A snippet starts at most 2 lines above its unit (see extract.snippet), clamped at line 1: how
 # many lines there are above a unit, up to this, is part of its key; the lines are read anew.
 ABOVE = 3
@@ -48,53 +62,72 @@ _IDENT = re.compile(r"[^\W\d]\w*")
 _CLASS = re.compile(r"\bclass\s+([^\W\d]\w*)")
 
 
-class Plan:
-    """One file's units and their cache keys; None-like (`units` empty) when it is not split."""
+class Split(NamedTuple):
+    """A file's units, their cache keys, and which units hold sites or may define flags."""
 
-    def __init__(self, data: bytes, path: str, config: ExtractConfig) -> None:
-        self.text: str | None = None
+    units: list[Unit]
+    keys: list[str]
+    markers: frozenset[int]  # units mentioning an exception name
+    flagged: frozenset[int]  # units that may define flags: always parsed, never cached
+
+    @property
+    def lookups(self) -> list[str]:
+        """The keys worth looking up in the cache."""
+        return [key for k, key in enumerate(self.keys) if k not in self.flagged]
+
+
+class Plan:
+    """One file's text and `Split`; `split` is None when the file is not extracted by units."""
+
+    def __init__(
+        self, data: bytes, path: str, config: ExtractConfig, split: Split | None = None
+    ) -> None:
+        self.text: str = ""
         self.lines: list[str] = []
-        self.units: list[Unit] = []
-        self.keys: list[str] = []
-        self.markers: set[int] = set()
-        self.flagged: set[int] = set()  # units that may define flags: always parsed
+        self.split: Split | None = None
         self.flag_file = False
-        if rejected(data, path, config) is not None:
+        if len(data) < MIN_UNIT_BYTES or rejected(data, path, config) is not None:
             return
         text = decoded(data)
         if not isinstance(text, str):
             return
         self.text = text
         self.lines = text.split("\n")
-        self.units = split_units(text, self.lines)
-        hits = lines_mentioning(text, config.exceptions)
-        for k, u in enumerate(self.units):
+        self.flag_file = may_define_flags(data, config.flag_classes, path)
+        self.split = split or self._split(path, config)
+
+    def _split(self, path: str, config: ExtractConfig) -> Split | None:
+        lines = self.lines
+        units = split_units(self.text, lines)
+        if not units:
+            return None
+        hits = lines_mentioning(self.text, config.exceptions)
+        keys, markers = [], set()
+        for k, u in enumerate(units):
             i = bisect_right(hits, u.end)
             if i and hits[i - 1] >= u.start:
-                self.markers.add(k)
+                markers.add(k)
                 above = min(u.start - 1, ABOVE)
-                self.keys.append(UNIT + _digest(f"{u.owner}\0{above}\0{u.text(self.lines)}"))
+                keys.append(UNIT + _digest(f"{u.owner}\0{above}\0{u.text(lines)}"))
             else:
-                self.keys.append(VALID + _digest(u.text(self.lines)))
-        self.flag_file = may_define_flags(data, config.flag_classes, path)
+                keys.append(VALID + _digest(u.text(lines)))
+        flagged: set[int] = set()
         if self.flag_file:
             globs = flag_class_globs(config.flag_classes, path)
-            self.flagged = {
-                k for k, u in enumerate(self.units) if _may_define(u.text(self.lines), globs)
-            }
+            flagged = {k for k, u in enumerate(units) if _may_define(u.text(lines), globs)}
+        return Split(units, keys, frozenset(markers), frozenset(flagged))
 
 
 def _may_define(text: str, globs: tuple[str, ...]) -> bool:
-    """True when a unit may define flags: an argparse call, or a flag class nested in it."""
+    """True when text may define flags: an argparse call, or a flag class."""
     if FLAG_MARKER.decode() in text:
         return True
     return any(fnmatchcase(name, g) for name in _CLASS.findall(text) for g in globs)
 
 
-def unit_keys(data: bytes, path: str, config: ExtractConfig) -> list[str]:
-    """The cache keys to look up for a file's units (none when it is not extracted by units)."""
-    plan = Plan(data, path, config)
-    return [key for k, key in enumerate(plan.keys) if k not in plan.flagged]
+def split_file(data: bytes, path: str, config: ExtractConfig) -> Split | None:
+    """The file's split, None when it is not extracted by units."""
+    return Plan(data, path, config).split
 
 
 def encode_unit(result: UnitResult) -> bytes:
@@ -108,49 +141,58 @@ def decode_unit(blob: bytes) -> UnitResult:
 
 
 def extract_by_units(
-    data: bytes, path: str, config: ExtractConfig, cached: Mapping[str, bytes]
+    data: bytes,
+    path: str,
+    config: ExtractConfig,
+    cached: Mapping[str, bytes],
+    split: Split | None = None,
 ) -> tuple[FileResult, dict[str, bytes]] | None:
     """The file's result from its units plus the new unit cache rows; None to parse it whole.
 
-    `cached` holds the cache rows found for this file's unit keys.
+    `cached` holds the cache rows found for this file's unit keys; `split` is the file's
+    `split_file`, when already computed.
     """
-    if len(data) < MIN_UNIT_BYTES:
+    plan = Plan(data, path, config, split)
+    if plan.split is None:
         return None
-    plan = Plan(data, path, config)
-    if plan.text is None or not plan.units:
-        return None
-    units, keys, lines = plan.units, plan.keys, plan.lines
+    units, keys, lines = plan.split.units, plan.split.keys, plan.lines
+    markers, flagged = plan.split.markers, plan.split.flagged
     reused: dict[int, UnitResult] = {}
-    for k in plan.markers - plan.flagged:
+    for k in markers - flagged:
         blob = cached.get(keys[k])
         if blob is not None:
             reused[k] = decode_unit(blob)
-    known = {k for k in range(len(units)) if k not in plan.markers and keys[k] in cached}
-    known -= plan.flagged
-    tree, text = _parse(lines, units, known | set(reused))
+    others = set(range(len(units))) - markers - flagged
+    known = {k for k in others if keys[k] in cached}
+    # In a file seen before, functions without sites that are new are only checked to compile,
+    # without building their trees; a file never seen is parsed whole.
+    checked = others - known if cached else set()
+    tree, text = _parse(plan, units, known | checked | set(reused))
     if tree is None:
         return None
-    contexts = _contexts(tree, lines, units, plan.markers)
+    if checked and not _compiles(plan, units, checked, path):
+        return None
+    contexts = _contexts(tree, lines, units, markers)
     stale = {k for k, r in reused.items() if r.context != contexts[k]}
     if stale:
         for k in stale:
             del reused[k]
-        tree, text = _parse(lines, units, known | set(reused))
+        tree, text = _parse(plan, units, known | checked | set(reused))
         if tree is None:
             return None
+    source = SourceLines(plan.text, plan.lines)
     try:
-        found = SiteFinder(SourceLines(plan.text), path, config.exceptions, text).run(tree)
+        found = SiteFinder(source, path, config.exceptions, text).run(tree)
     except (RecursionError, MemoryError):
         return None
     starts = [u.start for u in units]
-    fresh: dict[int, list[Site]] = {k: [] for k in plan.markers - plan.flagged if k not in reused}
+    fresh: dict[int, list[Site]] = {k: [] for k in markers - flagged if k not in reused}
     sites: list[Site] = []
     for site in found:
         k = bisect_right(starts, site.line) - 1
         if k in fresh and site.line <= units[k].end:
             fresh[k].append(site)
         sites.append(site)
-    source = SourceLines(plan.text)
     for k, r in reused.items():
         sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
     sites.sort(key=lambda s: s.line)
@@ -158,18 +200,43 @@ def extract_by_units(
         keys[k]: encode_unit(UnitResult(contexts[k], units[k].start, tuple(fresh[k])))
         for k in fresh
     }
-    unseen = set(range(len(units))) - known - plan.markers - plan.flagged
+    unseen = {k for k in others - known if units[k].end - units[k].start + 1 >= MIN_HIDDEN_LINES}
     rows.update((keys[k], b"") for k in unseen)
-    found_flags, detail = flags_of(data, tree, plan.text, path, config)
+    found_flags: tuple[FlagDef, ...] = ()
+    detail = ""
+    if plan.flag_file and (
+        flagged or _may_define(text, flag_class_globs(config.flag_classes, path))
+    ):
+        found_flags, detail = flags_of(data, tree, plan.text, path, config)
     result = FileResult(
         status="ok", sites=tuple(sites), flags=found_flags, detail=detail, parsed=True
     )
     return result, rows
 
 
-def _parse(lines: list[str], units: list[Unit], hide: set[int]) -> tuple[ast.Module | None, str]:
+def _compiles(plan: Plan, units: list[Unit], check: set[int], path: str) -> bool:
+    """True when the `check` units compile (`symtable`: parsed, scopes built; no Python trees).
+
+    They are compiled on their own, each method under a stub of its class header.
+    """
+    lines = [""] * len(plan.lines)
+    for k in check:
+        u = units[k]
+        lines[u.start - 1 : u.end] = plan.lines[u.start - 1 : u.end]
+        if u.owner_line:
+            lines[u.owner_line - 1] = f"class {u.owner}:"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            symtable.symtable("\n".join(lines), path, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _parse(plan: Plan, units: list[Unit], hide: set[int]) -> tuple[ast.Module | None, str]:
     """The tree of the module with the `hide` units as stand-ins, if it parses and lines up."""
-    text = masked(lines, units, hide)
+    text = masked(plan.lines, units, hide) if hide else plan.text
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -180,7 +247,7 @@ def _parse(lines: list[str], units: list[Unit], hide: set[int]) -> tuple[ast.Mod
 
 
 def _contexts(
-    tree: ast.Module, lines: list[str], units: list[Unit], markers: set[int]
+    tree: ast.Module, lines: list[str], units: list[Unit], markers: frozenset[int]
 ) -> dict[int, str]:
     """For each marker unit, a digest of the module and class statements binding its names."""
     module = _bindings(tree.body, lines)

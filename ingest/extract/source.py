@@ -12,9 +12,12 @@ import ast
 class SourceLines:
     """The lines of one normalized source text (1-based access)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, split: list[str] | None = None) -> None:
+        """`split` may give `text.split("\\n")` when the caller already has it."""
         self.text = text
         self._lines: list[str] | None = None
+        if split is not None:
+            self._lines = split[:-1] if split and split[-1] == "" else split
 
     @property
     def lines(self) -> list[str]:
