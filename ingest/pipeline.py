@@ -253,9 +253,9 @@ def link_sites(
     analyzed: about 0.1 s for sglang 0.5.23's 9,196 sites, less than starting worker processes
     and sending each the catalog costs, so `workers` is not used.
     """
-    links = link_chunk(list(sites), catalog)
+    linked = link_chunk(list(sites), catalog)
     progress.advance(len(sites))
-    return list(zip(sites, links, strict=True))
+    return linked
 
 
 def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:

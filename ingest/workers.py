@@ -42,8 +42,10 @@ def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[S
     return [split_file(data, path, config) for path, data in chunk]
 
 
-def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[dict[str, Any]]]:
-    """The flag involvements of each site against the snapshot's flag catalog.
+def link_chunk(
+    sites: list[Site], catalog: Mapping[str, FlagDef]
+) -> list[tuple[Site, list[dict[str, Any]]]]:
+    """Each site with its flag involvements against the snapshot's flag catalog.
 
     The pipeline runs it inline (few sites read a flag; the read filter skips the rest), with the
     cyclic GC paused as in the workers: linking makes no reference cycles, and the objects it
@@ -53,7 +55,7 @@ def link_chunk(sites: list[Site], catalog: Mapping[str, FlagDef]) -> list[list[d
     gc.disable()
     try:
         linker = Linker(catalog)
-        return [linker.involvements(site) for site in sites]
+        return [(site, linker.involvements(site)) for site in sites]
     finally:
         if enabled:
             gc.enable()
