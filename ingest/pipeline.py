@@ -21,10 +21,11 @@ from ingest.flags import path_variant
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.sources.base import Source, SourceFile
-from ingest.workers import Workers, extract_chunk, link_chunk, split_chunk
+from ingest.workers import Workers, extract_chunk, gc_paused, link_chunk, split_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
 CHUNK_BYTES = 1_000_000
+WARM_BYTES = 8_000_000  # a snapshot this big will use the processes: start them while reading
 
 
 class Progress(Protocol):
@@ -103,9 +104,9 @@ def ingest_snapshot(
         return summary
 
     progress.phase(f"{info.label}: reading", None)
-    files = list(source.files())
-    summary.files = len(files)
-    with Workers(job.workers) as workers:
+    with gc_paused(), Workers(job.workers) as workers:
+        files = _read(source, workers)
+        summary.files = len(files)
         results, summary.cache_hits, summary.files_parsed = _results(
             files, config, job, workers, progress
         )
@@ -126,21 +127,35 @@ def ingest_snapshot(
         "sites": summary.sites,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    written = store.write_snapshot(
-        job.engine,
-        repo=repo_fields(repo),
-        info=info,
-        occurrences=occurrences,
-        flags=flags,
-        counts=counts,
-        before_commit=job.before_commit,
-    )
+    with gc_paused():
+        written = store.write_snapshot(
+            job.engine,
+            repo=repo_fields(repo),
+            info=info,
+            occurrences=occurrences,
+            flags=flags,
+            counts=counts,
+            before_commit=job.before_commit,
+        )
     if written is None:  # another process completed it meanwhile
         summary.status = "already ingested"
     else:
         summary.errors, summary.new_errors = written
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _read(source: Source, workers: Workers) -> list[SourceFile]:
+    """The snapshot's files; once they add up to a large snapshot, the processes start booting
+    in the background, so their start-up overlaps the rest of the reading."""
+    files: list[SourceFile] = []
+    total = 0
+    for f in source.files():
+        files.append(f)
+        total += len(f.data)
+        if total >= WARM_BYTES and total - len(f.data) < WARM_BYTES:
+            workers.warm()
+    return files
 
 
 def _results(
