@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
+from ingest.extract.decode import rejected
 from ingest.extract.incremental import MIN_UNIT_BYTES, Split
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import flag_catalog as flags_catalog
@@ -165,17 +166,27 @@ def _results(
     workers: Workers,
     progress: Progress,
 ) -> tuple[dict[str, FileResult], int, int]:
-    """Per-content results, from the cache or parsed now; plus (cache hits, files parsed)."""
-    key = extractor_key(EXTRACTOR_VERSION, config)
-    readable = [f for f in files if f.skip is None]
-    blobs = store.load_cache(job.engine, key, {cache_id(f, config) for f in readable})
-    results = {h: decode_result(b) for h, b in blobs.items()}
-    hits = sum(1 for f in readable if cache_id(f, config) in results)
+    """Per-content results, from the cache or parsed now; plus (cache hits, files parsed).
 
-    todo: dict[str, SourceFile] = {}
-    for f in readable:
-        if cache_id(f, config) not in results:
-            todo.setdefault(cache_id(f, config), f)
+    Files the byte prefilter rejects (most of a release: no exception name, no flag marker) are
+    settled here, without a cache lookup or a trip to a worker.
+    """
+    key = extractor_key(EXTRACTOR_VERSION, config)
+    results: dict[str, FileResult] = {}
+    ids: dict[str, SourceFile] = {}
+    for f in files:
+        if f.skip is not None:
+            continue
+        h = cache_id(f, config)
+        early = rejected(f.data, f.path, config)
+        if early is not None:
+            results[h] = early
+        else:
+            ids.setdefault(h, f)
+    blobs = store.load_cache(job.engine, key, ids)
+    results.update((h, decode_result(b)) for h, b in blobs.items())
+    hits = sum(1 for f in files if f.skip is None and cache_id(f, config) in blobs)
+    todo = {h: f for h, f in ids.items() if h not in blobs}
     units = _unit_rows(todo, config, job.engine, key, workers)
     progress.phase("parsing", len(todo))
     fresh = parse_files(todo, config, workers, progress, units)
