@@ -161,6 +161,7 @@ class UnitResult:
     context: str
     start: int
     sites: tuple[Site, ...] = ()
+    names: tuple[str, ...] = ()  # the identifiers in the unit's text (what `context` covers)
 
 
 FILE_RESULT = TypeAdapter(FileResult)

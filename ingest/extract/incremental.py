@@ -172,7 +172,13 @@ def extract_by_units(
         return None
     if checked and not _compiles(plan, units, checked, path):
         return None
-    contexts = _contexts(tree, lines, units, markers)
+    names = {
+        k: frozenset(reused[k].names)
+        if k in reused
+        else frozenset(_IDENT.findall(units[k].text(lines)))
+        for k in markers - flagged
+    }
+    contexts = _contexts(tree, lines, units, names)
     stale = {k for k, r in reused.items() if r.context != contexts[k]}
     if stale:
         for k in stale:
@@ -197,7 +203,9 @@ def extract_by_units(
         sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
     sites.sort(key=lambda s: s.line)
     rows = {
-        keys[k]: encode_unit(UnitResult(contexts[k], units[k].start, tuple(fresh[k])))
+        keys[k]: encode_unit(
+            UnitResult(contexts[k], units[k].start, tuple(fresh[k]), tuple(sorted(names[k])))
+        )
         for k in fresh
     }
     unseen = {k for k in others - known if units[k].end - units[k].start + 1 >= MIN_HIDDEN_LINES}
@@ -247,17 +255,21 @@ def _parse(plan: Plan, units: list[Unit], hide: set[int]) -> tuple[ast.Module | 
 
 
 def _contexts(
-    tree: ast.Module, lines: list[str], units: list[Unit], markers: frozenset[int]
+    tree: ast.Module, lines: list[str], units: list[Unit], names: dict[int, frozenset[str]]
 ) -> dict[int, str]:
-    """For each marker unit, a digest of the module and class statements binding its names."""
+    """For each unit in `names` (the identifiers it uses), a digest of the module and class
+    statements binding those names."""
     module = _bindings(tree.body, lines)
-    classes = {s.lineno: _bindings(s.body, lines) for s in tree.body if isinstance(s, ast.ClassDef)}
+    owners = {units[k].owner_line for k in names}
+    classes = {
+        s.lineno: _bindings(s.body, lines)
+        for s in tree.body
+        if isinstance(s, ast.ClassDef) and s.lineno in owners
+    }
     out = {}
-    for k in markers:
-        u = units[k]
-        names = set(_IDENT.findall(u.text(lines)))
-        parts = [_used(module, names), _used(classes.get(u.owner_line, {}), names)]
-        out[k] = _digest("\1".join(parts))
+    for k, used in names.items():
+        owner = classes.get(units[k].owner_line, {})
+        out[k] = _digest("\1".join([_used(module, used), _used(owner, used)]))
     return out
 
 
@@ -286,7 +298,7 @@ def _bindings(body: list[ast.stmt], lines: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def _used(bindings: dict[str, list[str]], names: set[str]) -> str:
+def _used(bindings: dict[str, list[str]], names: frozenset[str]) -> str:
     return "\0".join(f"{n}\0" + "\0".join(bindings[n]) for n in sorted(names & bindings.keys()))
 
 
