@@ -10,7 +10,7 @@ import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -113,6 +113,10 @@ class Workers:
         futures = [(chunk, pool.submit(fn, chunk, *args)) for chunk in chunks]
         for chunk, future in futures:
             yield chunk, future.result()
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Future[R]:
+        """fn(*args) in a worker process (started if need be)."""
+        return self._start().submit(fn, *args)
 
     def warm(self) -> None:
         """Start the processes now, in the background, ahead of a `map` known to need them."""

@@ -180,3 +180,77 @@ def test_path_glob_flag_classes_keep_separate_cache_entries(engine: Engine, tmp_
     with engine.connect() as conn:
         flag_paths = sorted(conn.execute(select(Flag.path, Flag.name)).all())
     assert flag_paths == [("pkg/fields/cache.py", "--cache-size")]
+
+
+def project(root: Path, version: int) -> Path:
+    """A package of 40 modules big enough to be extracted by function units; version 2 edits
+    some functions, a module constant and a class constant, and moves one module."""
+    for i in range(40):
+        limit = 4 if version == 1 or i % 3 else 5
+        kind = "tp" if version == 1 or i % 5 else "dp"
+        body = [f'"""Module {i}."""', "import os", f'LIMIT = "at most {limit}"', ""]
+        for j in range(12):
+            edited = version == 2 and (i + j) % 7 == 0
+            body += [
+                f"def check_{j}(n, mode):",
+                f"    if n > {j + (1 if edited else 0)}:",
+                f'        raise ValueError(f"n={{n}} is over {j}: " + LIMIT)',
+                "    for step in range(n):",
+                "        if step == mode:",
+                "            return step",
+                "    return None",
+                "",
+            ]
+        body += ["class Engine:", f'    KIND = "{kind}"', ""]
+        for j in range(8):
+            body += [
+                f"    def validate_{j}(self, size):",
+                '        """Doc."""',
+                "        if size < 0 and self.mode:",
+                f'            raise ValueError(self.KIND + " size {j} must be >= 0")',
+                "        total = 0",
+                "        for part in range(size):",
+                "            total += part",
+                "        return total",
+                "",
+            ]
+        name = f"mod_{i}.py" if not (version == 2 and i == 7) else "moved/mod_7.py"
+        (root / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "pkg" / name).write_text("\n".join(body) + "\n")
+    (root / "pkg" / "plain.py").write_text("x = 1\n")
+    return root
+
+
+def test_streaming_while_reading_stores_what_a_plain_run_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cache lookups and worker jobs started while files are read (forced on for this small
+    project, on two processes) give the same database as one plain in-process run."""
+    import ingest.file_results as file_results
+    from errkb.db import make_engine, upgrade
+    from ingest.workers import Workers
+
+    submitted: list[str] = []
+    real_submit = Workers.submit
+
+    def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+        submitted.append(fn.__name__)
+        return real_submit(self, fn, *args)
+
+    monkeypatch.setattr(Workers, "submit", submit)
+    roots = [project(tmp_path / f"v{v}", v) for v in (1, 2)]
+    assert sum(p.stat().st_size for p in roots[0].rglob("*.py")) > 40 * 4_000
+    dumps = []
+    for mode, (stream_bytes, workers) in {"plain": (10**12, 1), "streamed": (1, 2)}.items():
+        monkeypatch.setattr(file_results, "STREAM_BYTES", stream_bytes)
+        monkeypatch.setattr(file_results, "LOOKUP_FILES", 5)
+        engine = make_engine(f"sqlite:///{tmp_path}/{mode}.sqlite3")  # same dialect: same dump
+        upgrade(engine)
+        summaries = [_ingest(engine, root, f"v{v}", workers) for v, root in enumerate(roots, 1)]
+        assert [s.sites for s in summaries] == [800, 800]
+        assert summaries[1].files_parsed == 40  # every module changed (or moved)
+        dumps.append(dump(engine))
+        engine.dispose()
+    assert dumps[0] == dumps[1]
+    # The streamed run really worked while reading: v1 extracted, v2 split (units cached).
+    assert submitted.count("extract_chunk") >= 5 and submitted.count("split_chunk") >= 5

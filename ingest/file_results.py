@@ -1,0 +1,219 @@
+"""The extraction results of one snapshot's files, worked out while the files are read.
+
+Each file is settled by the cheapest means that is exact: the byte prefilter, then the file
+cache (by content hash), then extraction in the worker processes, function by function where
+the file's earlier versions left cached units (`ingest.extract.incremental`). For a snapshot big
+enough to use the processes, cache lookups run in batches as files arrive, and the workers start
+on the misses (splitting them into units, or extracting them when no unit is cached) while the
+rest of the snapshot is still being read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
+from typing import Protocol
+
+from sqlalchemy import Engine
+
+from ingest import store
+from ingest.extract import EXTRACTOR_VERSION
+from ingest.extract.decode import rejected
+from ingest.extract.incremental import MIN_UNIT_BYTES, Split
+from ingest.filecache import decode_result, extractor_key
+from ingest.flags import path_variant
+from ingest.records import ExtractConfig, FileResult
+from ingest.sources.base import SourceFile
+from ingest.workers import Workers, extract_chunk, split_chunk
+
+INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
+CHUNK_BYTES = 1_000_000
+STREAM_BYTES = 8_000_000  # a snapshot this big will use the processes: start them while reading
+LOOKUP_FILES = 400  # files per cache lookup while streaming
+
+Extracted = tuple[tuple[FileResult, bytes], dict[str, bytes]]  # ((result, blob), unit rows)
+Worked = tuple[FileResult, bytes, dict[str, bytes]]  # what `extract_chunk` returns per file
+
+
+class Progress(Protocol):
+    """Where the work reports its steps (see `ingest.pipeline.Progress`)."""
+
+    def phase(self, description: str, total: int | None) -> None: ...
+
+    def advance(self, steps: int = 1) -> None: ...
+
+
+def cache_id(f: SourceFile, config: ExtractConfig) -> str:
+    """The file-cache identity: the content hash, plus the path variant when the path matters.
+
+    Path-glob flag classes make a file's result depend on where it sits, so the same bytes at a
+    matching and a non-matching path must not share one cached result.
+    """
+    variant = path_variant(config.flag_classes, f.path)
+    return f"{f.content_hash}:{variant}" if variant else f.content_hash
+
+
+class FileResults:
+    """Results by cache id for the files passed to `add`, complete after `finish`."""
+
+    def __init__(self, config: ExtractConfig, engine: Engine, workers: Workers) -> None:
+        self.config = config
+        self.engine = engine
+        self.workers = workers
+        self.key = extractor_key(EXTRACTOR_VERSION, config)
+        self.results: dict[str, FileResult] = {}
+        self.files: list[SourceFile] = []
+        self.hits = 0
+        self.parsed = 0
+        self._units = store.has_cached_units(engine, self.key)
+        self._bytes = 0
+        self._streaming = False
+        self._pending: dict[str, SourceFile] = {}  # not looked up yet
+        self._cached: set[str] = set()
+        self._todo: dict[str, SourceFile] = {}  # cache misses, by id
+        self._ids: list[str] = []  # of each file that was looked up, for the hit count
+        self._splits: list[tuple[list[SourceFile], Future[list[Split | None]]]] = []
+        self._extracts: list[tuple[list[SourceFile], Future[list[Worked]]]] = []
+        self._sent: set[str] = set()  # ids already sent to a worker
+
+    def add(self, f: SourceFile) -> None:
+        """One file of the snapshot, as it is read."""
+        self.files.append(f)
+        if f.skip is not None:
+            return
+        h = cache_id(f, self.config)
+        early = rejected(f.data, f.path, self.config)
+        if early is not None:
+            self.results[h] = early
+            return
+        self._ids.append(h)
+        self._pending.setdefault(h, f)
+        self._bytes += len(f.data)
+        if not self._streaming and self._bytes >= STREAM_BYTES and self.workers.count > 1:
+            self._streaming = True
+            self.workers.warm()
+        if self._streaming and len(self._pending) >= LOOKUP_FILES:
+            self._lookup()
+            self._dispatch()
+
+    def finish(self, progress: Progress) -> dict[str, FileResult]:
+        """Every file's result; new results and unit rows written to the file cache."""
+        self._lookup()
+        if self._streaming:
+            self._dispatch()
+        progress.phase("parsing", len(self._todo))
+        fresh = self._extract(self._unit_rows(), progress)
+        rows = {h: blob for h, ((_, blob), _) in fresh.items()}
+        for _, unit_rows in fresh.values():
+            rows.update(unit_rows)
+        store.write_cache(self.engine, self.key, rows)
+        self.results.update((h, r) for h, ((r, _), _) in fresh.items())
+        self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
+        self.hits = sum(1 for h in self._ids if h in self._cached)
+        return self.results
+
+    def _lookup(self) -> None:
+        """Look the pending files up in the file cache; misses join the work to do."""
+        if not self._pending:
+            return
+        blobs = store.load_cache(self.engine, self.key, self._pending)
+        self.results.update((h, decode_result(b)) for h, b in blobs.items())
+        self._cached.update(blobs)
+        for h, f in self._pending.items():
+            if h not in blobs:
+                self._todo.setdefault(h, f)
+        self._pending = {}
+
+    def _dispatch(self) -> None:
+        """Start workers on the misses not sent yet: split them (units cached) or extract them."""
+        new = {h: f for h, f in self._todo.items() if h not in self._sent}
+        if not new:
+            return
+        self._sent.update(new)
+        if self._units:
+            big = [f for f in new.values() if len(f.data) >= MIN_UNIT_BYTES]
+            for group in _chunks(big, CHUNK_BYTES):
+                pairs = [(f.path, f.data) for f in group]
+                self._splits.append((group, self.workers.submit(split_chunk, pairs, self.config)))
+        else:
+            for group in _chunks(list(new.values()), CHUNK_BYTES):
+                items: list[tuple[str, bytes, dict[str, bytes], None]] = [
+                    (f.path, f.data, {}, None) for f in group
+                ]
+                future = self.workers.submit(extract_chunk, items, self.config)
+                self._extracts.append((group, future))
+
+    def _unit_rows(self) -> dict[str, tuple[dict[str, bytes], Split]]:
+        """cache id -> (cached unit rows, split) of each changed file that has any."""
+        if not self._todo or not self._units:
+            return {}
+        splits: dict[str, Split] = {}
+        for sent, future in self._splits:
+            for f, split in zip(sent, future.result(), strict=True):
+                if split is not None:
+                    splits[cache_id(f, self.config)] = split
+        if not self._streaming:
+            big = [f for f in self._todo.values() if len(f.data) >= MIN_UNIT_BYTES]
+            chunks = [
+                [(f.path, f.data) for f in c] for c in _chunks(big, _limit(big, self.workers))
+            ]
+            by_path = {f.path: h for h, f in self._todo.items()}
+            for pairs, found in self.workers.map(
+                split_chunk, chunks, self.config, inline=_inline(big)
+            ):
+                for (path, _), split in zip(pairs, found, strict=True):
+                    if split is not None:
+                        splits[by_path[path]] = split
+        keys = {k for s in splits.values() for k in s.lookups}
+        rows = store.load_cache(self.engine, self.key, keys)
+        return {h: ({k: rows[k] for k in s.lookups if k in rows}, s) for h, s in splits.items()}
+
+    def _extract(
+        self, units: dict[str, tuple[dict[str, bytes], Split]], progress: Progress
+    ) -> dict[str, Extracted]:
+        """Extract every miss not extracted yet (keyed by cache id)."""
+        out: dict[str, Extracted] = {}
+        for sent, future in self._extracts:
+            for f, (result, blob, rows) in zip(sent, future.result(), strict=True):
+                out[cache_id(f, self.config)] = ((result, blob), rows)
+            progress.advance(len(sent))
+        todo = {h: f for h, f in self._todo.items() if h not in out}
+        files = list(todo.values())
+        by_path = {f.path: h for h, f in todo.items()}  # one file per cache id: paths unique
+        chunks = [
+            [(f.path, f.data, *units.get(by_path[f.path], ({}, None))) for f in group]
+            for group in _chunks(files, _limit(files, self.workers))
+        ]
+        mapped = self.workers.map(extract_chunk, chunks, self.config, inline=_inline(files))
+        for items, results in mapped:
+            for (path, *_), (result, blob, rows) in zip(items, results, strict=True):
+                out[by_path[path]] = ((result, blob), rows)
+            progress.advance(len(items))
+        return out
+
+
+def _limit(files: Sequence[SourceFile], workers: Workers) -> int:
+    """Bytes per chunk: about six chunks per core, within bounds."""
+    total = sum(len(f.data) for f in files)
+    return max(64_000, min(CHUNK_BYTES, total // (workers.count * 6) + 1))
+
+
+def _inline(files: Iterable[SourceFile]) -> bool:
+    """True when there is too little to parse to be worth starting processes."""
+    return sum(len(f.data) for f in files) < INLINE_BYTES
+
+
+def _chunks(files: Sequence[SourceFile], limit: int) -> list[list[SourceFile]]:
+    """Files grouped into chunks of about `limit` bytes, biggest first to balance the cores."""
+    chunks: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    size = 0
+    for f in sorted(files, key=lambda f: -len(f.data)):
+        current.append(f)
+        size += len(f.data)
+        if size >= limit:
+            chunks.append(current)
+            current, size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
