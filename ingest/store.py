@@ -9,53 +9,34 @@ content-addressed and idempotent, so committing them early loses nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, Table, insert, select, update
+from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from errkb.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
 from ingest.links import error_flag_rows
 from ingest.records import FlagDef, Site, error_id
+from ingest.snapshot_rows import (
+    ERROR_FLAG_COLUMNS,
+    FLAG_COLUMNS,
+    OCCURRENCE_COLUMNS,
+    error_row,
+    flag_row,
+    occurrence_row,
+)
 from ingest.sources.base import SnapshotInfo
-from service.search_index import refresh_search_index
+from service.search_update import update_search_index
 
 T = TypeVar("T")
 BATCH = 500  # rows per statement and keys per IN (...) list: well under every bind limit
-TITLE_CHARS = 120
 
 
 def batches(items: Sequence[T], size: int = BATCH) -> Iterator[Sequence[T]]:
     """Consecutive slices of at most `size` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def title_of(message: str, exception: str) -> str:
-    """A short first-sentence form of a message, for lists and page titles."""
-    text = " ".join(message.split())
-    if not text:
-        return f"{exception} raised without a message"
-    end = text.find(". ")
-    if 0 < end:
-        text = text[: end + 1]
-    if len(text) > TITLE_CHARS:
-        cut = text.rfind(" ", 0, TITLE_CHARS)
-        text = text[: cut if cut > TITLE_CHARS // 2 else TITLE_CHARS].rstrip(" ,;:") + "…"
-    return text
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _shallow(record: Any) -> dict[str, Any]:
-    """A flat record (no nested dataclasses) as a JSON-ready dict; much faster than asdict."""
-    names = _FIELDS.get(type(record))
-    if names is None:
-        names = _FIELDS[type(record)] = tuple(f.name for f in fields(record))
-    return {name: getattr(record, name) for name in names}
 
 
 def _insert_ignore(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -129,35 +110,6 @@ def _repo_id(conn: Connection, fields: dict[str, Any]) -> int:
     return int(row["id"])
 
 
-def _error_row(repo_name: str, repo_id: int, site: Site) -> dict[str, Any]:
-    message = site.template.display
-    return {
-        "id": error_id(repo_name, site.exception, site.template),
-        "repo_id": repo_id,
-        "exception": site.exception,
-        "template": [_shallow(s) for s in site.template.segments],
-        "form": site.template.form,
-        "message": message,
-        "title": title_of(message, site.exception),
-    }
-
-
-def _flag_row(snapshot_id: int, flag: FlagDef) -> dict[str, Any]:
-    return {
-        "snapshot_id": snapshot_id,
-        "name": flag.flags[0] if flag.flags else "--" + flag.dest.replace("_", "-"),
-        "flags": list(flag.flags),
-        "dest": flag.dest,
-        "type": flag.type,
-        "default": flag.default,
-        "choices": list(flag.choices) if flag.choices is not None else None,
-        "help": flag.help,
-        "path": flag.path,
-        "line": flag.line,
-        "origin": flag.origin,
-    }
-
-
 def _bump_generation(conn: Connection) -> None:
     current = conn.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
     if current is None:
@@ -166,6 +118,21 @@ def _bump_generation(conn: Connection) -> None:
         conn.execute(
             update(Meta).where(Meta.key == "generation").values(value=str(int(current) + 1))
         )
+
+
+def _insert_plain(
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """Insert rows given as tuples in `columns` order, JSON columns already serialized, with
+    one driver executemany per batch: SQLAlchemy's per-value processing of thousands of rows
+    cost more than the inserts themselves."""
+    quote = conn.dialect.identifier_preparer.quote
+    json_columns = {c.name for c in table.columns if isinstance(c.type, JSON)}
+    qmark = conn.dialect.paramstyle == "qmark"  # SQLite; psycopg takes %s
+    marks = ", ".join("?" if qmark else "%s::json" if c in json_columns else "%s" for c in columns)
+    sql = f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, columns))}) VALUES ({marks})"
+    for chunk in batches(rows):
+        conn.exec_driver_sql(sql, list(chunk))
 
 
 def write_snapshot(
@@ -183,6 +150,15 @@ def write_snapshot(
         repo_id = _repo_id(conn, repo)
         if _snapshot_id(conn, repo["name"], info.kind, info.commit) is not None:
             return None
+        ids = [error_id(repo["name"], site.exception, site.template) for site, _ in occurrences]
+        first: dict[str, Site] = {}
+        for error, (site, _) in zip(ids, occurrences, strict=True):
+            first.setdefault(error, site)
+        # Every error id in one read (a scan of the primary-key index): repeated long IN lists
+        # get a generic plan on PostgreSQL (psycopg prepares them) that compares every row with
+        # every key.
+        known = set(conn.execute(select(Error.id)).scalars().all())
+        new_errors = [e for e in first if e not in known]
         snapshot_id = conn.execute(
             insert(Snapshot)
             .values(
@@ -195,53 +171,51 @@ def write_snapshot(
                 link_base=info.link_base,
                 sort_key=info.sort_key,
                 ingested_at=datetime.now(UTC),
+                errors=len(first),
                 **counts,
             )
             .returning(Snapshot.id)
         ).scalar_one()
-
-        errors: dict[str, dict[str, Any]] = {}
-        for site, _ in occurrences:
-            row = _error_row(repo["name"], repo_id, site)
-            errors.setdefault(row["id"], row)
-        existing: set[str] = set()
-        for ids in batches(sorted(errors)):
-            existing.update(conn.execute(select(Error.id).where(Error.id.in_(ids))).scalars())
-        new_errors = [r for i, r in errors.items() if i not in existing]
-        _insert_ignore(conn, Error.__table__, new_errors)  # type: ignore[arg-type]
-
-        occ_rows: list[dict[str, Any]] = [
-            {
-                "error_id": error_id(repo["name"], site.exception, site.template),
-                "snapshot_id": snapshot_id,
-                "path": site.path,
-                "line": site.line,
-                "end_line": site.end_line,
-                "qualname": site.qualname,
-                "conditions": [_shallow(c) for c in site.conditions],
-                "snippet": _shallow(site.snippet),
-                "flags": involved,
-                "raise_source": site.raise_source,
-            }
-            for site, involved in occurrences
-        ]
-        for rows in batches(occ_rows):
-            conn.execute(insert(Occurrence), list(rows))
+        rows = [error_row(e, repo_id, first[e]) for e in new_errors]
+        _insert_ignore(conn, Error.__table__, rows)  # type: ignore[arg-type]
+        _insert_plain(
+            conn,
+            Occurrence.__table__,  # type: ignore[arg-type]
+            OCCURRENCE_COLUMNS,
+            [
+                occurrence_row(error, snapshot_id, site, involved)
+                for error, (site, involved) in zip(ids, occurrences, strict=True)
+            ],
+        )
         links = {
-            (r["error_id"], r["dest"]): r
-            for o in occ_rows
-            for r in error_flag_rows(o["error_id"], snapshot_id, o["flags"])
+            (error, link["dest"]): link["flag"]
+            for error, (_, involved) in zip(ids, occurrences, strict=True)
+            for link in error_flag_rows(error, snapshot_id, involved)
         }
-        for chunk in batches(list(links.values())):
-            conn.execute(insert(ErrorFlag), list(chunk))
-        flag_rows = [_flag_row(snapshot_id, f) for f in flags]
-        for chunk in batches(flag_rows):
-            conn.execute(insert(Flag), list(chunk))
-        conn.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(errors=len(errors)))
-        # The full-text index is rebuilt in the same transaction, so search never sees a
+        _insert_plain(
+            conn,
+            ErrorFlag.__table__,  # type: ignore[arg-type]
+            ERROR_FLAG_COLUMNS,
+            [(error, snapshot_id, dest, flag) for (error, dest), flag in links.items()],
+        )
+        _insert_plain(
+            conn,
+            Flag.__table__,  # type: ignore[arg-type]
+            FLAG_COLUMNS,
+            [flag_row(snapshot_id, f) for f in flags],
+        )
+        # The full-text index follows in the same transaction, so search never sees a
         # snapshot half-indexed.
-        refresh_search_index(conn)
+        update_search_index(
+            conn,
+            snapshot_id,
+            [
+                (error, site.path, site.qualname, involved)
+                for error, (site, involved) in zip(ids, occurrences, strict=True)
+            ],
+            new_errors,
+        )
         _bump_generation(conn)
         if before_commit is not None:
             before_commit()
-    return len(errors), len(errors) - len(existing)
+    return len(first), len(new_errors)

@@ -16,20 +16,21 @@ MAX_QUERY_CHARS = 500
 MAX_PHRASES = 12
 
 
+# ASCII letters and digits lowercased, every other ASCII character a space: one C-level pass.
+_WORD_CHARS = str.maketrans(
+    {chr(i): chr(i).lower() if chr(i).isalnum() else " " for i in range(128)}
+)
+
+
 def terms(text: str) -> list[str]:
-    """Lowercase ASCII alphanumeric words of `text`; everything else separates words."""
-    folded = unicodedata.normalize("NFKD", text)
-    words: list[str] = []
-    current: list[str] = []
-    for ch in folded:
-        if ch.isascii() and ch.isalnum():
-            current.append(ch.lower())
-        elif current:
-            words.append("".join(current)[:MAX_TOKEN])
-            current = []
-    if current:
-        words.append("".join(current)[:MAX_TOKEN])
-    return words
+    """Lowercase ASCII alphanumeric words of `text`; everything else separates words.
+
+    Text is NFKD-folded first (fullwidth and accented letters give their ASCII base); every
+    character still outside ASCII becomes `?`, a separator like any other non-alphanumeric one.
+    """
+    if not text.isascii():  # NFKD leaves ASCII as it is
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "replace").decode("ascii")
+    return [w[:MAX_TOKEN] for w in text.translate(_WORD_CHARS).split()]
 
 
 def document(*texts: str) -> str:

@@ -36,7 +36,7 @@ def _digest(paths: list[Path]) -> str:
 def code_digest() -> str:
     """A hash of everything that decides the knowledge base's contents."""
     files = [ROOT / "pins.toml", ROOT / "errkb" / "models.py", ROOT / "errkb" / "db.py"]
-    files += [ROOT / "service" / "search_index.py", ROOT / "service" / "search_terms.py"]
+    files += [ROOT / "service" / f"search_{name}.py" for name in ("index", "update", "terms")]
     for folder in ("ingest", "migrations"):
         files += sorted((ROOT / folder).rglob("*.py"))
     return _digest(files)

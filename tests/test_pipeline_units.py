@@ -9,7 +9,7 @@ import pytest
 from errkb.errors import ConfigError
 from ingest.pins import Pins, RepoPin, load_pins
 from ingest.plan import git_repo_pin, pypi_planned
-from ingest.store import TITLE_CHARS, title_of
+from ingest.snapshot_rows import TITLE_CHARS, title_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
