@@ -102,10 +102,12 @@ class FileResults:
         if self._streaming:
             self._dispatch()
         progress.phase("parsing", len(self._todo))
+        self._chain()
         fresh = self._extract(self._unit_rows(), progress)
         rows = {h: blob for h, ((_, blob), _) in fresh.items()}
-        for _, unit_rows in fresh.values():
-            rows.update(unit_rows)
+        for h in sorted(fresh):  # a unit in several files: the same row whatever the order
+            for k, v in fresh[h][1].items():
+                rows.setdefault(k, v)
         store.write_cache(self.engine, self.key, rows)
         self.results.update((h, r) for h, ((r, _), _) in fresh.items())
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
@@ -143,27 +145,32 @@ class FileResults:
                 future = self.workers.submit(extract_chunk, items, self.config)
                 self._extracts.append((group, future))
 
+    def _chain(self) -> None:
+        """As each streamed split comes back, look its units up and send its files to extract."""
+        for group, future in self._splits:
+            found = future.result()
+            keys = {k for split in found if split is not None for k in split.lookups}
+            rows = store.load_cache(self.engine, self.key, keys)
+            items = [
+                (f.path, f.data, {k: rows[k] for k in s.lookups if k in rows} if s else {}, s)
+                for f, s in zip(group, found, strict=True)
+            ]
+            self._extracts.append((group, self.workers.submit(extract_chunk, items, self.config)))
+        self._splits = []
+
     def _unit_rows(self) -> dict[str, tuple[dict[str, bytes], Split]]:
-        """cache id -> (cached unit rows, split) of each changed file that has any."""
-        if not self._todo or not self._units:
+        """cache id -> (cached unit rows, split) of each changed file that has any, for the
+        files not streamed (`_chain` handles those)."""
+        if not self._todo or not self._units or self._streaming:
             return {}
         splits: dict[str, Split] = {}
-        for sent, future in self._splits:
-            for f, split in zip(sent, future.result(), strict=True):
+        big = [f for f in self._todo.values() if len(f.data) >= MIN_UNIT_BYTES]
+        chunks = [[(f.path, f.data) for f in c] for c in _chunks(big, _limit(big, self.workers))]
+        by_path = {f.path: h for h, f in self._todo.items()}
+        for pairs, found in self.workers.map(split_chunk, chunks, self.config, inline=_inline(big)):
+            for (path, _), split in zip(pairs, found, strict=True):
                 if split is not None:
-                    splits[cache_id(f, self.config)] = split
-        if not self._streaming:
-            big = [f for f in self._todo.values() if len(f.data) >= MIN_UNIT_BYTES]
-            chunks = [
-                [(f.path, f.data) for f in c] for c in _chunks(big, _limit(big, self.workers))
-            ]
-            by_path = {f.path: h for h, f in self._todo.items()}
-            for pairs, found in self.workers.map(
-                split_chunk, chunks, self.config, inline=_inline(big)
-            ):
-                for (path, _), split in zip(pairs, found, strict=True):
-                    if split is not None:
-                        splits[by_path[path]] = split
+                    splits[by_path[path]] = split
         keys = {k for s in splits.values() for k in s.lookups}
         rows = store.load_cache(self.engine, self.key, keys)
         return {h: ({k: rows[k] for k in s.lookups if k in rows}, s) for h, s in splits.items()}
