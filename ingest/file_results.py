@@ -95,6 +95,7 @@ class FileResults:
         if self._streaming and len(self._pending) >= LOOKUP_FILES:
             self._lookup()
             self._dispatch()
+            self._chain(wait=False)
 
     def finish(self, progress: Progress) -> dict[str, FileResult]:
         """Every file's result; new results and unit rows written to the file cache."""
@@ -145,9 +146,14 @@ class FileResults:
                 future = self.workers.submit(extract_chunk, items, self.config)
                 self._extracts.append((group, future))
 
-    def _chain(self) -> None:
-        """As each streamed split comes back, look its units up and send its files to extract."""
+    def _chain(self, wait: bool = True) -> None:
+        """As each streamed split comes back, look its units up and send its files to extract
+        (only the splits already done, unless `wait`)."""
+        waiting = []
         for group, future in self._splits:
+            if not wait and not future.done():
+                waiting.append((group, future))
+                continue
             found = future.result()
             keys = {k for split in found if split is not None for k in split.lookups}
             rows = store.load_cache(self.engine, self.key, keys)
@@ -156,7 +162,7 @@ class FileResults:
                 for f, s in zip(group, found, strict=True)
             ]
             self._extracts.append((group, self.workers.submit(extract_chunk, items, self.config)))
-        self._splits = []
+        self._splits = waiting
 
     def _unit_rows(self) -> dict[str, tuple[dict[str, bytes], Split]]:
         """cache id -> (cached unit rows, split) of each changed file that has any, for the

@@ -81,6 +81,32 @@ def test_wheel_members_read_without_installing(tmp_path: Path) -> None:
     assert files["../escape.py"].skip == "unsafe"
 
 
+def test_members_of_every_compression_read_exactly_and_corruption_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Stored and deflated members are inflated straight from the archive; others go through
+    `ZipFile.read`; either way the bytes equal `ZipFile.read`'s, and a damaged member raises."""
+    body = "".join(f"raise ValueError('message {i}')\n" for i in range(400)).encode()
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/stored.py", body, compress_type=zipfile.ZIP_STORED)
+        zf.writestr("demo/deflated.py", body + b"#", compress_type=zipfile.ZIP_DEFLATED)
+        zf.writestr("demo/bzip2.py", body + b"##", compress_type=zipfile.ZIP_BZIP2)
+        zf.writestr("demo/empty.py", b"", compress_type=zipfile.ZIP_DEFLATED)
+    files = {f.path: f.data for f in archive_files(wheel, "", max_bytes=10**6)}
+    with zipfile.ZipFile(wheel) as zf:
+        assert files == {n: zf.read(n) for n in zf.namelist()}
+    assert files["demo/bzip2.py"] == body + b"##"
+
+    damaged = bytearray(wheel.read_bytes())
+    at = bytes(damaged).index(body[:40])  # inside the stored member's data
+    damaged[at] ^= 1
+    bad = tmp_path / "damaged-1.0-py3-none-any.whl"
+    bad.write_bytes(bytes(damaged))
+    with pytest.raises(zipfile.BadZipFile, match="stored.py"):
+        list(archive_files(bad, "", max_bytes=10**6))
+
+
 def test_sdist_strips_top_folder_and_never_follows_links(tmp_path: Path) -> None:
     sdist = tmp_path / "demo-1.0.tar.gz"
     with tarfile.open(sdist, "w:gz") as tf:
