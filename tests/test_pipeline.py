@@ -201,6 +201,17 @@ def project(root: Path, version: int) -> Path:
                 "    return None",
                 "",
             ]
+        step = 2 if version == 2 and i % 4 == 0 else 1  # a function without sites, edited
+        body += [
+            "def total(values):",
+            "    out = 0",
+            f"    for value in values[::{step}]:",
+            "        out += value",
+            "    if out < 0:",
+            "        return 0",
+            "    return out",
+            "",
+        ]
         body += ["class Engine:", f'    KIND = "{kind}"', ""]
         for j in range(8):
             body += [
@@ -254,3 +265,56 @@ def test_streaming_while_reading_stores_what_a_plain_run_stores(
     assert dumps[0] == dumps[1]
     # The streamed run really worked while reading: v1 extracted, v2 split (units cached).
     assert submitted.count("extract_chunk") >= 5 and submitted.count("split_chunk") >= 5
+
+
+def test_changed_modules_reuse_unit_rows_on_both_databases(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Function-unit rows are stored and reused through the real file cache (SQLite and
+    PostgreSQL), and the stored occurrences equal a whole-file extraction of each module."""
+    import ingest.extract.incremental as incremental
+    from ingest.extract import extract_file
+    from ingest.records import error_id
+
+    roots = [project(tmp_path / f"v{v}", v) for v in (1, 2)]
+    _ingest(engine, roots[0], "v1")
+    with engine.connect() as conn:
+        keys = conn.execute(select(FileCache.content_hash)).scalars().all()
+    # 20 distinct functions with sites (the modules share their text) and some without
+    assert sum(k.startswith("u:") for k in keys) == 20 and any(k.startswith("n:") for k in keys)
+
+    decoded: list[int] = []
+    real_decode = incremental.decode_unit
+
+    def decode(blob: bytes):  # type: ignore[no-untyped-def]
+        decoded.append(1)
+        return real_decode(blob)
+
+    monkeypatch.setattr(incremental, "decode_unit", decode)
+    summary = _ingest(engine, roots[1], "v2")
+    assert summary.files_parsed == 40 and len(decoded) >= 40 * 10  # most functions reused
+
+    config = PIN.extract_config(500_000)
+    expected = set()
+    for path in sorted((roots[1] / "pkg").rglob("*.py")):
+        rel = path.relative_to(roots[1]).as_posix()
+        for s in extract_file(path.read_bytes(), rel, config).sites:
+            eid = error_id(PIN.name, s.exception, s.template)
+            expected.add(
+                (eid, rel, s.line, s.end_line, s.qualname, s.snippet.start, s.snippet.lines)
+            )
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                Occurrence.error_id,
+                Occurrence.path,
+                Occurrence.line,
+                Occurrence.end_line,
+                Occurrence.qualname,
+                Occurrence.snippet,
+            )
+            .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+            .where(Snapshot.label == "v2")
+        ).all()
+    stored = {(e, p, ln, end, q, sn["start"], tuple(sn["lines"])) for e, p, ln, end, q, sn in rows}
+    assert stored == expected
