@@ -107,7 +107,7 @@ def ingest_snapshot(
         summary.cache_hits, summary.files_parsed = work.hits, work.parsed
         sites, flags, statuses = _collect(files, results, config)
         progress.phase(f"{info.label}: linking flags", len(sites))
-        occurrences = link_sites(sites, flag_catalog(flags), workers, progress)
+        occurrences = link_sites(sites, flag_catalog(flags), progress)
     summary.prefiltered = statuses.pop("prefiltered", 0)
     statuses.pop("ok", 0)
     summary.skipped = dict(sorted(statuses.items()))
@@ -141,13 +141,13 @@ def ingest_snapshot(
 
 
 def link_sites(
-    sites: Sequence[Site], catalog: dict[str, FlagDef], workers: Workers, progress: Progress
+    sites: Sequence[Site], catalog: dict[str, FlagDef], progress: Progress
 ) -> list[tuple[Site, list[dict[str, Any]]]]:
     """Each site with the flags it involves, linked in this process.
 
     The read filter (`ingest.read_filter`) leaves only the few sites that read a flag to be
     analyzed: about 0.1 s for sglang 0.5.23's 9,196 sites, less than starting worker processes
-    and sending each the catalog costs, so `workers` is not used.
+    and sending each the catalog costs.
     """
     linked = link_chunk(list(sites), catalog)
     progress.advance(len(sites))

@@ -20,7 +20,6 @@ from ingest.pins import load_pins
 from ingest.pipeline import NoProgress, flag_catalog, link_sites
 from ingest.records import FlagDef, Site
 from ingest.sources.pypi import archive_files
-from ingest.workers import Workers
 
 pytestmark = pytest.mark.sglang
 
@@ -50,8 +49,7 @@ def test_filtered_linking_equals_exhaustive_linking_on_every_site(
     sites, catalog = release_0523
     exhaustive = Linker(catalog, exhaustive=True)
     expected = [exhaustive.involvements(site) for site in sites]
-    with Workers(1) as workers:
-        linked = link_sites(sites, catalog, workers, NoProgress())
+    linked = link_sites(sites, catalog, NoProgress())
     assert [site for site, _ in linked] == sites
     for (site, links), want in zip(linked, expected, strict=True):
         assert links == want, f"{site.path}:{site.line}"
