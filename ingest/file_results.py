@@ -19,12 +19,12 @@ from sqlalchemy import Engine
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
 from ingest.extract.decode import rejected
-from ingest.extract.incremental import MIN_UNIT_BYTES, Split
+from ingest.extract.incremental import MIN_UNIT_BYTES
 from ingest.filecache import decode_result, extractor_key
 from ingest.flags import path_variant
 from ingest.records import ExtractConfig, FileResult
 from ingest.sources.base import SourceFile
-from ingest.workers import Workers, extract_chunk, split_chunk
+from ingest.workers import PackedSplit, Workers, extract_chunk, split_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
 CHUNK_BYTES = 1_000_000
@@ -72,7 +72,7 @@ class FileResults:
         self._cached: set[str] = set()
         self._todo: dict[str, SourceFile] = {}  # cache misses, by id
         self._ids: list[str] = []  # of each file that was looked up, for the hit count
-        self._splits: list[tuple[list[SourceFile], Future[list[Split | None]]]] = []
+        self._splits: list[tuple[list[SourceFile], Future[list[PackedSplit | None]]]] = []
         self._extracts: list[tuple[list[SourceFile], Future[list[Worked]]]] = []
         self._sent: set[str] = set()  # ids already sent to a worker
 
@@ -140,7 +140,7 @@ class FileResults:
                 self._splits.append((group, self.workers.submit(split_chunk, pairs, self.config)))
         else:
             for group in _chunks(list(new.values()), CHUNK_BYTES):
-                items: list[tuple[str, bytes, dict[str, bytes], None]] = [
+                items: list[tuple[str, bytes, dict[str, bytes], bytes | None]] = [
                     (f.path, f.data, {}, None) for f in group
                 ]
                 future = self.workers.submit(extract_chunk, items, self.config)
@@ -157,19 +157,16 @@ class FileResults:
             found = future.result()
             keys = {k for split in found if split is not None for k in split.lookups}
             rows = store.load_cache(self.engine, self.key, keys)
-            items = [
-                (f.path, f.data, {k: rows[k] for k in s.lookups if k in rows} if s else {}, s)
-                for f, s in zip(group, found, strict=True)
-            ]
+            items = [(f.path, f.data, *_cached(rows, s)) for f, s in zip(group, found, strict=True)]
             self._extracts.append((group, self.workers.submit(extract_chunk, items, self.config)))
         self._splits = waiting
 
-    def _unit_rows(self) -> dict[str, tuple[dict[str, bytes], Split]]:
+    def _unit_rows(self) -> dict[str, tuple[dict[str, bytes], bytes | None]]:
         """cache id -> (cached unit rows, split) of each changed file that has any, for the
         files not streamed (`_chain` handles those)."""
         if not self._todo or not self._units or self._streaming:
             return {}
-        splits: dict[str, Split] = {}
+        splits: dict[str, PackedSplit] = {}
         big = [f for f in self._todo.values() if len(f.data) >= MIN_UNIT_BYTES]
         chunks = [[(f.path, f.data) for f in c] for c in _chunks(big, _limit(big, self.workers))]
         by_path = {f.path: h for h, f in self._todo.items()}
@@ -179,10 +176,10 @@ class FileResults:
                     splits[by_path[path]] = split
         keys = {k for s in splits.values() for k in s.lookups}
         rows = store.load_cache(self.engine, self.key, keys)
-        return {h: ({k: rows[k] for k in s.lookups if k in rows}, s) for h, s in splits.items()}
+        return {h: _cached(rows, s) for h, s in splits.items()}
 
     def _extract(
-        self, units: dict[str, tuple[dict[str, bytes], Split]], progress: Progress
+        self, units: dict[str, tuple[dict[str, bytes], bytes | None]], progress: Progress
     ) -> dict[str, Extracted]:
         """Extract every miss not extracted yet (keyed by cache id)."""
         out: dict[str, Extracted] = {}
@@ -203,6 +200,15 @@ class FileResults:
                 out[by_path[path]] = ((result, blob), rows)
             progress.advance(len(items))
         return out
+
+
+def _cached(
+    rows: dict[str, bytes], split: PackedSplit | None
+) -> tuple[dict[str, bytes], bytes | None]:
+    """The cache rows found for a file's unit keys, and its packed split, for `extract_chunk`."""
+    if split is None:
+        return {}, None
+    return {k: rows[k] for k in split.lookups if k in rows}, split.split
 
 
 def _limit(files: Sequence[SourceFile], workers: Workers) -> int:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from ingest.extract import extract_file
 from ingest.extract.incremental import Split, extract_by_units, split_file
@@ -24,13 +25,25 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+class PackedSplit(NamedTuple):
+    """A file's `Split` as `split_chunk` returns it: the unit keys to look up, and the split
+    itself pickled. The main process reads only the keys and hands the bytes back to a worker
+    (`extract_chunk`), so the split's many small objects are decoded once, where they are used.
+    """
+
+    lookups: list[str]
+    split: bytes
+
+
 def extract_chunk(
-    chunk: list[tuple[str, bytes, dict[str, bytes], Split | None]], config: ExtractConfig
+    chunk: list[tuple[str, bytes, dict[str, bytes], bytes | None]], config: ExtractConfig
 ) -> list[tuple[FileResult, bytes, dict[str, bytes]]]:
-    """Extract each (path, bytes, cached unit rows, split) in the worker: the result, encoded for
-    the file cache, and the new function-unit cache rows (`ingest.extract.incremental`)."""
+    """Extract each (path, bytes, cached unit rows, packed split) in the worker: the result,
+    encoded for the file cache, and the new function-unit cache rows
+    (`ingest.extract.incremental`)."""
     out = []
-    for path, data, cached, split in chunk:
+    for path, data, cached, packed in chunk:
+        split: Split | None = pickle.loads(packed) if packed is not None else None
         by_units = extract_by_units(data, path, config, cached, split)
         result, rows = by_units if by_units is not None else (extract_file(data, path, config), {})
         out.append((result, encode_result(result), rows))
@@ -38,9 +51,14 @@ def extract_chunk(
     return out
 
 
-def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[Split | None]:
-    """Each (path, bytes) split into function units, whose keys are looked up before extracting."""
-    return [split_file(data, path, config) for path, data in chunk]
+def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[PackedSplit | None]:
+    """Each (path, bytes) split into function units, whose keys are looked up before extracting;
+    None for a file not extracted by units."""
+    out: list[PackedSplit | None] = []
+    for path, data in chunk:
+        split = split_file(data, path, config)
+        out.append(None if split is None else PackedSplit(split.lookups, pickle.dumps(split, 5)))
+    return out
 
 
 def link_chunk(

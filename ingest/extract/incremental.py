@@ -60,6 +60,10 @@ MIN_HIDDEN_LINES = 6  # shorter functions without sites are parsed again rather 
 ABOVE = 3
 _IDENT = re.compile(r"[^\W\d]\w*")
 _CLASS = re.compile(r"\bclass\s+([^\W\d]\w*)")
+# Statements that bind no name (`Scope.binds` finds none in them): skipped without asking.
+_INERT = frozenset(
+    {ast.Expr, ast.Pass, ast.Return, ast.Raise, ast.Assert, ast.Global, ast.Nonlocal}
+)
 
 
 class Split(NamedTuple):
@@ -104,8 +108,7 @@ class Plan:
         hits = lines_mentioning(self.text, config.exceptions)
         keys, markers = [], set()
         for k, u in enumerate(units):
-            i = bisect_right(hits, u.end)
-            if i and hits[i - 1] >= u.start:
+            if _holds(hits, u.start, u.end):
                 markers.add(k)
                 above = min(u.start - 1, ABOVE)
                 keys.append(UNIT + _digest(f"{u.owner}\0{above}\0{u.text(lines)}"))
@@ -113,16 +116,52 @@ class Plan:
                 keys.append(VALID + _digest(u.text(lines)))
         flagged: set[int] = set()
         if self.flag_file:
-            globs = flag_class_globs(config.flag_classes, path)
-            flagged = {k for k, u in enumerate(units) if _may_define(u.text(lines), globs)}
+            at = _flag_lines(self.text, flag_class_globs(config.flag_classes, path))
+            flagged = {k for k, u in enumerate(units) if _holds(at, u.start, u.end)}
         return Split(units, keys, frozenset(markers), frozenset(flagged))
+
+
+def _holds(lines: list[int], first: int, last: int) -> bool:
+    """True when the sorted line numbers `lines` include one in first..last."""
+    i = bisect_right(lines, last)
+    return i > 0 and lines[i - 1] >= first
+
+
+def _flag_lines(text: str, globs: tuple[str, ...]) -> list[int]:
+    """Sorted numbers of the lines where a unit may define flags: an argparse call, or the
+    `class` keyword of a flag class (as `_may_define` finds them, for the whole text at once)."""
+    offsets = _find_all(text, FLAG_MARKER.decode())
+    for pos in _find_all(text, "class"):  # `str.find` is far faster than a `\b` regex scan
+        m = _CLASS.match(text, pos)
+        if m is not None and _flag_class(m.group(1), globs):
+            offsets.append(pos)
+    offsets.sort()
+    out, line, last = [], 1, 0
+    for offset in offsets:
+        line += text.count("\n", last, offset)
+        last = offset
+        out.append(line)
+    return out
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    """Every offset of `word` in text (overlaps included)."""
+    out, pos = [], text.find(word)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(word, pos + 1)
+    return out
+
+
+def _flag_class(name: str, globs: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, g) for g in globs)
 
 
 def _may_define(text: str, globs: tuple[str, ...]) -> bool:
     """True when text may define flags: an argparse call, or a flag class."""
     if FLAG_MARKER.decode() in text:
         return True
-    return any(fnmatchcase(name, g) for name in _CLASS.findall(text) for g in globs)
+    return any(_flag_class(name, globs) for name in _CLASS.findall(text))
 
 
 def split_file(data: bytes, path: str, config: ExtractConfig) -> Split | None:
@@ -282,15 +321,18 @@ def _bindings(body: list[ast.stmt], lines: list[str]) -> dict[str, list[str]]:
     scope = Scope(ast.Module(body=[], type_ignores=[]), body)
     out: dict[str, list[str]] = {}
     for stmt in body:
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            word = "class" if kind is ast.ClassDef else "def"
+            out.setdefault(stmt.name, []).append(f"{word} {stmt.name}")  # type: ignore[attr-defined]
+            continue
+        if kind in _INERT:
+            continue
         names = scope.binds(stmt)
         if not names:
             continue
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        if kind is ast.Import or kind is ast.ImportFrom:
             source = "import"  # an imported name is never resolved further
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            source = f"def {stmt.name}"
-        elif isinstance(stmt, ast.ClassDef):
-            source = f"class {stmt.name}"
         else:
             source = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
         for name in names:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _DEF = re.compile(r"(?:async[ \t]+)?def[ \t]+([^\W\d]\w*)")
 _CLOSERS = ")]}"
@@ -25,9 +25,11 @@ _CLASS_NAME = re.compile(r"class[ \t]+([^\W\d]\w*)")
 _HEADER_END = re.compile(r":[ \t]*(#.*)?$")
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One function unit: lines start..end (1-based, inclusive), its `def` at `def_line`."""
+class Unit(NamedTuple):
+    """One function unit: lines start..end (1-based, inclusive), its `def` at `def_line`.
+
+    A named tuple: a file has hundreds, made in one process and sent to another.
+    """
 
     start: int
     def_line: int
