@@ -10,6 +10,8 @@ import gc
 import multiprocessing
 import os
 import pickle
+import sys
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -89,6 +91,24 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Processes started in this block do not import the main module.
+
+    A process that multiprocessing starts (forkserver or spawn) first imports the parent's main
+    module, so that functions defined there can be unpickled. Ours run only `ingest.workers`
+    functions, while the main module is the `errkb` CLI, a benchmark or pytest: importing it
+    (Typer, Rich, SQLAlchemy, pydantic, ...) took each worker about 0.5 s at every snapshot.
+    The main module is stood in for by an empty module while the processes start.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 def _ready() -> None:
     """A task that does nothing: submitting it makes the pool start its processes."""
 
@@ -138,10 +158,8 @@ class Workers:
 
     def warm(self) -> None:
         """Start the processes now, in the background, ahead of a `map` known to need them."""
-        if self.count > 1 and self._pool is None:
-            pool = self._start()
-            for _ in range(self.count):
-                pool.submit(_ready)
+        if self.count > 1:
+            self._start()
 
     def _start(self) -> Executor:
         if self._pool is None:
@@ -150,6 +168,9 @@ class Workers:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.count, mp_context=context, initializer=_init_worker
             )
+            with _main_hidden():  # the processes start on these first submits
+                for _ in range(self.count):
+                    self._pool.submit(_ready)
         return self._pool
 
     def close(self) -> None:
