@@ -1,8 +1,10 @@
 """The extraction results of one snapshot's files, worked out while the files are read.
 
-Each file is settled by the cheapest means that is exact: the byte prefilter, then the file
-cache (by content hash), then extraction in the worker processes, function by function where
-the file's earlier versions left cached units (`ingest.extract.incremental`). For a snapshot big
+Each file is settled by the cheapest means that is exact: an archive member whose compressed
+stream an earlier snapshot stored (its digest maps to a content hash whose result is cached) is
+not even inflated (`known`); then the byte prefilter, then the file cache (by content hash), then
+extraction in the worker processes, function by function where the file's earlier versions left
+cached units (`ingest.extract.incremental`). For a snapshot big
 enough to use the processes, cache lookups run in batches as files arrive, and the workers start
 on the misses (splitting them into units, or extracting them when no unit is cached) while the
 rest of the snapshot is still being read.
@@ -18,9 +20,9 @@ from sqlalchemy import Engine
 
 from ingest import store
 from ingest.extract import EXTRACTOR_VERSION
-from ingest.extract.decode import rejected
+from ingest.extract.decode import EARLY_STATUSES, rejected
 from ingest.extract.incremental import MIN_UNIT_BYTES
-from ingest.filecache import decode_result, extractor_key
+from ingest.filecache import decode_result, encode_result, extractor_key
 from ingest.flags import path_variant
 from ingest.records import ExtractConfig, FileResult
 from ingest.sources.base import SourceFile
@@ -30,6 +32,8 @@ INLINE_BYTES = 256_000  # below this much to parse, starting processes costs mor
 CHUNK_BYTES = 1_000_000
 STREAM_BYTES = 8_000_000  # a snapshot this big will use the processes: start them while reading
 LOOKUP_FILES = 400  # files per cache lookup while streaming
+STORED = "stored:"  # file-cache key prefix: a stored digest (`SourceFile.stored`) -> content hash
+SMALL_BLOB = 128  # cached results this small (early statuses) are decoded once per snapshot
 
 Extracted = tuple[tuple[FileResult, bytes], dict[str, bytes]]  # ((result, blob), unit rows)
 Worked = tuple[FileResult, bytes, dict[str, bytes]]  # what `extract_chunk` returns per file
@@ -44,13 +48,18 @@ class Progress(Protocol):
 
 
 def cache_id(f: SourceFile, config: ExtractConfig) -> str:
+    """The file-cache identity of a file (see `result_id`)."""
+    return result_id(f.path, f.content_hash, config)
+
+
+def result_id(path: str, content_hash: str, config: ExtractConfig) -> str:
     """The file-cache identity: the content hash, plus the path variant when the path matters.
 
     Path-glob flag classes make a file's result depend on where it sits, so the same bytes at a
     matching and a non-matching path must not share one cached result.
     """
-    variant = path_variant(config.flag_classes, f.path)
-    return f"{f.content_hash}:{variant}" if variant else f.content_hash
+    variant = path_variant(config.flag_classes, path)
+    return f"{content_hash}:{variant}" if variant else content_hash
 
 
 class FileResults:
@@ -75,6 +84,31 @@ class FileResults:
         self._splits: list[tuple[list[SourceFile], Future[list[PackedSplit | None]]]] = []
         self._extracts: list[tuple[list[SourceFile], Future[list[Worked]]]] = []
         self._sent: set[str] = set()  # ids already sent to a worker
+        # For files with a stored digest: digest -> content hash, and their early results, so
+        # that a later snapshot can settle them without reading them (`known`).
+        self._stored_rows: dict[str, bytes] = {}
+        self._small: dict[bytes, FileResult] = {}  # decoded small blobs, by blob
+        self._early_blobs: dict[tuple[str, str], bytes] = {}  # encoded early results
+
+    def known(self, members: Sequence[tuple[str, str]]) -> dict[str, str]:
+        """What the source may leave unread (`ingest.sources.base.KnownFiles`): of these (path,
+        stored digest), the content hash of each whose result is in the file cache, by digest.
+        Those results are loaded now."""
+        found = store.load_cache(self.engine, self.key, [STORED + d for _, d in members])
+        if not found:
+            return {}
+        ids: dict[str, tuple[str, str]] = {}  # digest -> (cache id, content hash)
+        for path, digest in members:
+            if (stored := found.get(STORED + digest)) is not None:
+                h = stored.decode()
+                ids[digest] = (result_id(path, h, self.config), h)
+        blobs = store.load_cache(self.engine, self.key, {i for i, _ in ids.values()})
+        out: dict[str, str] = {}
+        for digest, (i, h) in ids.items():
+            if (blob := blobs.get(i)) is not None:
+                self.results[i] = self._decoded(blob)
+                out[digest] = h
+        return out
 
     def add(self, f: SourceFile) -> None:
         """One file of the snapshot, as it is read."""
@@ -82,9 +116,18 @@ class FileResults:
         if f.skip is not None:
             return
         h = cache_id(f, self.config)
+        if f.known:  # settled by `known`, unread
+            if self.results[h].status not in EARLY_STATUSES:
+                self._ids.append(h)
+                self._cached.add(h)
+            return
+        if f.stored is not None:
+            self._stored_rows[STORED + f.stored] = f.content_hash.encode()
         early = rejected(f.data, f.path, self.config)
         if early is not None:
             self.results[h] = early
+            if f.stored is not None:
+                self._stored_rows[h] = self._encoded_early(early)
             return
         self._ids.append(h)
         self._pending.setdefault(h, f)
@@ -109,18 +152,34 @@ class FileResults:
         for h in sorted(fresh):  # a unit in several files: the same row whatever the order
             for k, v in fresh[h][1].items():
                 rows.setdefault(k, v)
+        rows.update(self._stored_rows)
         store.write_cache(self.engine, self.key, rows)
         self.results.update((h, r) for h, ((r, _), _) in fresh.items())
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
         self.hits = sum(1 for h in self._ids if h in self._cached)
         return self.results
 
+    def _decoded(self, blob: bytes) -> FileResult:
+        """A cached result; the few distinct small ones (early statuses) decoded only once."""
+        if len(blob) > SMALL_BLOB:
+            return decode_result(blob)
+        if (result := self._small.get(blob)) is None:
+            result = self._small[blob] = decode_result(blob)
+        return result
+
+    def _encoded_early(self, early: FileResult) -> bytes:
+        """An early result for the file cache, each distinct one encoded once."""
+        key = (early.status, early.detail)
+        if (blob := self._early_blobs.get(key)) is None:
+            blob = self._early_blobs[key] = encode_result(early)
+        return blob
+
     def _lookup(self) -> None:
         """Look the pending files up in the file cache; misses join the work to do."""
         if not self._pending:
             return
         blobs = store.load_cache(self.engine, self.key, self._pending)
-        self.results.update((h, decode_result(b)) for h, b in blobs.items())
+        self.results.update((h, self._decoded(b)) for h, b in blobs.items())
         self._cached.update(blobs)
         for h, f in self._pending.items():
             if h not in blobs:

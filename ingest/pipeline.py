@@ -99,7 +99,7 @@ def ingest_snapshot(
     progress.phase(f"{info.label}: reading", None)
     with gc_paused(), Workers(job.workers) as workers:
         work = FileResults(config, job.engine, workers)
-        for f in source.files():
+        for f in source.files(known=work.known):
             work.add(f)
         files = work.files
         summary.files = len(files)

@@ -119,9 +119,7 @@ def test_reference_error_in_0_5_18(kb: Engine) -> None:
     texts = [c["expr"] if c["holds"] else f"not ({c['expr']})" for c in occ.conditions]
     assert "get_memory().enable_unified_memory and req_to_token_pool is None" in texts
     assert "not (self.mambaish_config is not None)" in texts
-    assert any(
-        t.startswith("self.is_hybrid_swa and") and "not is_deepseek_v4(" in t for t in texts
-    )
+    assert any(t.startswith("self.is_hybrid_swa and") and "not is_deepseek_v4(" in t for t in texts)
     resolved = {name: expr for c in occ.conditions for name, expr in c["resolved"]}
     assert resolved["pd_enabled"] == "get_disagg().disaggregation_mode != 'null'"
     assert occ.snippet["start"] < 406 <= occ.snippet["raise_start"] + len(occ.snippet["lines"])

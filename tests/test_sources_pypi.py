@@ -107,6 +107,36 @@ def test_members_of_every_compression_read_exactly_and_corruption_is_an_error(
         list(archive_files(bad, "", max_bytes=10**6))
 
 
+def test_members_the_caller_knows_are_not_inflated(tmp_path: Path) -> None:
+    """`known` is asked about every readable member by the digest of its compressed stream; the
+    members it answers for are yielded unread with the hash it gave."""
+    body = {f"demo/m{i}.py": f"raise ValueError('{i}')\n".encode() * (i + 1) for i in range(3)}
+    wheel = _wheel(
+        tmp_path / "a-1.0-py3-none-any.whl", body | {"../x.py": b"", "demo/big.py": b"#" * 2000}
+    )
+    asked: list[tuple[str, str]] = []
+
+    def known(members):  # type: ignore[no-untyped-def]
+        asked.extend(members)
+        return {d: "f" * 40 for p, d in members if p == "demo/m0.py"}
+
+    files = {f.path: f for f in archive_files(wheel, "", max_bytes=1000, known=known)}
+    assert [p for p, _ in asked] == sorted(body)  # not the unsafe or the too large member
+    digests = dict(asked)
+    assert len(set(digests.values())) == 3
+    settled = files["demo/m0.py"]
+    assert (settled.known, settled.data, settled.content_hash) == (True, b"", "f" * 40)
+    for path in ("demo/m1.py", "demo/m2.py"):
+        f = files[path]
+        assert not f.known and f.data == body[path] and f.content_hash == blob_sha(body[path])
+        assert f.stored == digests[path]
+    # The same member in another archive has the same digest; other bytes have another.
+    again = _wheel(tmp_path / "b-1.0-py3-none-any.whl", {"demo/m1.py": body["demo/m1.py"]})
+    assert next(iter(archive_files(again, "", max_bytes=1000))).stored == digests["demo/m1.py"]
+    edited = _wheel(tmp_path / "c-1.0-py3-none-any.whl", {"demo/m1.py": body["demo/m1.py"] + b"#"})
+    assert next(iter(archive_files(edited, "", max_bytes=1000))).stored != digests["demo/m1.py"]
+
+
 def test_sdist_strips_top_folder_and_never_follows_links(tmp_path: Path) -> None:
     sdist = tmp_path / "demo-1.0.tar.gz"
     with tarfile.open(sdist, "w:gz") as tf:

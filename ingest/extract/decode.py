@@ -12,6 +12,7 @@ from ingest.records import ExtractConfig, FileResult
 
 FLAG_MARKER = b"add_argument"
 NUL = b"\x00"
+EARLY_STATUSES = frozenset({"too_large", "prefiltered", "null_bytes"})  # what `rejected` gives
 
 
 def may_raise(data: bytes, exceptions: tuple[str, ...]) -> bool:

@@ -7,7 +7,7 @@ sees nothing but these records, so one pipeline serves every kind of snapshot.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -30,12 +30,27 @@ class SnapshotInfo:
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One `.py` file of a snapshot; `skip` names why it was not read (then `data` is empty)."""
+    """One `.py` file of a snapshot; `skip` names why it was not read (then `data` is empty).
+
+    `stored` identifies the file's bytes as the source stores them (an archive member's
+    compressed stream, see `stored_digest`), where that is cheaper to read than the bytes. `known`
+    marks a file the caller already held the result of (see `KnownFiles`): it was not read, and
+    its `data` is empty.
+    """
 
     path: str  # repo path, prefix applied
     content_hash: str  # git blob SHA-1 of the bytes
     data: bytes
     skip: str | None = None  # "too_large" | "unsafe"
+    stored: str | None = None
+    known: bool = False
+
+
+KnownFiles = Callable[[Sequence[tuple[str, str]]], Mapping[str, str]]
+"""Asked by a source with (path, stored digest) of files it is about to read: the content hash of
+each whose result the caller already holds, by stored digest. The source yields those files
+unread (`SourceFile.known`); the caller learns the digests of the others from `SourceFile.stored`.
+"""
 
 
 class Source(Protocol):
@@ -45,8 +60,9 @@ class Source(Protocol):
         """The snapshot's label, commit, date and link base."""
         ...
 
-    def files(self) -> Iterator[SourceFile]:
-        """Every `.py` file of the snapshot, in a stable order."""
+    def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
+        """Every `.py` file of the snapshot, in a stable order; a source that can identify its
+        files before reading them asks `known` which it may leave unread."""
         ...
 
     def close(self) -> None:
@@ -58,6 +74,15 @@ def blob_sha(data: bytes) -> str:
     """The git blob SHA-1 of some bytes, so PyPI and folder files share the cache with git."""
     h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     h.update(data)
+    return h.hexdigest()
+
+
+def stored_digest(method: int, size: int, crc: int, packed: bytes) -> str:
+    """The identity of a compressed archive member: its compression method, size, CRC and
+    compressed stream. Inflating is deterministic, so equal digests mean equal bytes (and
+    content hashes), while hashing the compressed stream costs a fraction of inflating it."""
+    h = hashlib.sha1(b"%d %d %d\0" % (method, size, crc), usedforsecurity=False)
+    h.update(packed)
     return h.hexdigest()
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from errkb.errors import SourceError
-from ingest.sources.base import SnapshotInfo, SourceFile, blob_sha, date_sort_key
+from ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
 
 
 class FolderSource:
@@ -79,8 +79,8 @@ class FolderSource:
             sort_key=date_sort_key(date),
         )
 
-    def files(self) -> Iterator[SourceFile]:
-        """The scanned files, in path order."""
+    def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
+        """The scanned files, in path order (`known` is not asked: every file is read)."""
         yield from self._scan()
 
     def close(self) -> None:

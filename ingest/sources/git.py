@@ -19,7 +19,7 @@ from pathlib import Path
 import git
 
 from errkb.errors import SourceError
-from ingest.sources.base import SnapshotInfo, SourceFile, date_sort_key
+from ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, date_sort_key
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -127,8 +127,9 @@ class GitSource:
             sort_key=date_sort_key(date),
         )
 
-    def files(self) -> Iterator[SourceFile]:
-        """Every `.py` blob of the commit's tree, read from the object store."""
+    def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
+        """Every `.py` blob of the commit's tree, read from the object store
+        (`known` is not asked: every blob is read)."""
         blobs = [
             (str(item.path), item)
             for item in self.commit.tree.traverse()

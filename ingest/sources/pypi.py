@@ -20,8 +20,17 @@ from typing import BinaryIO
 from packaging.utils import canonicalize_name
 
 from errkb.errors import SourceError
-from ingest.sources.base import SnapshotInfo, SourceFile, blob_sha, version_sort_key
+from ingest.sources.base import (
+    KnownFiles,
+    SnapshotInfo,
+    SourceFile,
+    blob_sha,
+    stored_digest,
+    version_sort_key,
+)
 
+KNOWN_BATCH = 400  # zip members per question to `known`
+_PLAIN = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
 
@@ -49,6 +58,7 @@ class PypiSource:
         self.tag_pattern = tag_pattern
         self.max_bytes = max_bytes
         self._archive = archive
+        self._members: list[zipfile.ZipInfo] | None = None
 
     @property
     def archive(self) -> Path:
@@ -70,17 +80,27 @@ class PypiSource:
             kind=self.kind,
             ref=f"{self.name}=={self.version}",
             commit=self.version,
-            date=newest_member_time(self.archive),
+            date=newest_member_time(self.archive, self._zip_members()),
             link_base=link_base,
             sort_key=version_sort_key(self.version),
         )
 
-    def files(self) -> Iterator[SourceFile]:
-        """Every `.py` member, mapped to its repo path."""
-        yield from archive_files(self.archive, self.path_prefix, self.max_bytes)
+    def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
+        """Every `.py` member, mapped to its repo path; members `known` answers for are not
+        inflated."""
+        yield from archive_files(
+            self.archive, self.path_prefix, self.max_bytes, known, self._zip_members()
+        )
 
     def close(self) -> None:
-        """Nothing is held open between calls."""
+        """Drop the archive's member list."""
+        self._members = None
+
+    def _zip_members(self) -> list[zipfile.ZipInfo] | None:
+        """The archive's central directory, read once (None for a tar archive)."""
+        if self._members is None and self.archive.suffix in (".whl", ".zip"):
+            self._members = zip_members(self.archive)
+        return self._members
 
 
 def _dist_prefixes(name: str, version: str) -> list[str]:
@@ -144,22 +164,21 @@ def repo_path(member: str, prefix: str, *, sdist: bool) -> str | None:
     return prefix + "/".join(parts)
 
 
-def archive_files(archive: Path, prefix: str, max_bytes: int) -> Iterator[SourceFile]:
-    """The `.py` members of a wheel/zip or tar sdist, read without extracting to disk."""
+def archive_files(
+    archive: Path,
+    prefix: str,
+    max_bytes: int,
+    known: KnownFiles | None = None,
+    members: list[zipfile.ZipInfo] | None = None,
+) -> Iterator[SourceFile]:
+    """The `.py` members of a wheel/zip or tar sdist, read without extracting to disk.
+
+    A zip's members are identified by their compressed streams (`stored_digest`) before they
+    are inflated, and those `known` answers for are not inflated at all. `members` is the zip's
+    central directory when the caller has read it already (`zip_members`).
+    """
     if archive.suffix in (".whl", ".zip"):
-        sdist = archive.suffix == ".zip"
-        with zipfile.ZipFile(archive) as zf, open(archive, "rb") as raw:
-            for info in sorted(zf.infolist(), key=lambda i: i.filename):
-                if info.is_dir() or not info.filename.endswith(".py"):
-                    continue
-                path = repo_path(info.filename, prefix, sdist=sdist)
-                if path is None:
-                    yield SourceFile(info.filename, "", b"", skip="unsafe")
-                elif info.file_size > max_bytes:
-                    yield SourceFile(path, "", b"", skip="too_large")
-                else:
-                    data = _member(zf, raw, info)
-                    yield SourceFile(path, blob_sha(data), data)
+        yield from _zip_files(archive, prefix, max_bytes, known, members or zip_members(archive))
         return
     with tarfile.open(archive, mode="r:*") as tf:
         for member in sorted(tf.getmembers(), key=lambda m: m.name):
@@ -176,29 +195,86 @@ def archive_files(archive: Path, prefix: str, max_bytes: int) -> Iterator[Source
                 yield SourceFile(path, blob_sha(data), data)
 
 
-def _member(zf: zipfile.ZipFile, raw: BinaryIO, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes: stored or deflated members inflated straight from the archive (a third
-    of `ZipFile.read`'s time goes to its stream machinery), CRC-checked; others via `read`."""
-    if info.flag_bits & 1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        return zf.read(info)  # encrypted, or a rarer compression
+def zip_members(archive: Path) -> list[zipfile.ZipInfo]:
+    """A zip's members, from its central directory."""
+    with zipfile.ZipFile(archive) as zf:
+        return zf.infolist()
+
+
+_Packed = tuple[str, zipfile.ZipInfo, bytes, str]  # path, member, compressed stream, digest
+
+
+def _zip_files(
+    archive: Path,
+    prefix: str,
+    max_bytes: int,
+    known: KnownFiles | None,
+    members: list[zipfile.ZipInfo],
+) -> Iterator[SourceFile]:
+    """The `.py` members of a zip, in name order, asking `known` about them a batch at a time."""
+    sdist = archive.suffix == ".zip"
+    infos = sorted(
+        (i for i in members if not i.is_dir() and i.filename.endswith(".py")),
+        key=lambda i: i.filename,
+    )
+    with open(archive, "rb") as raw:
+        for start in range(0, len(infos), KNOWN_BATCH):
+            batch: list[SourceFile | _Packed] = []
+            for info in infos[start : start + KNOWN_BATCH]:
+                path = repo_path(info.filename, prefix, sdist=sdist)
+                if path is None:
+                    batch.append(SourceFile(info.filename, "", b"", skip="unsafe"))
+                elif info.file_size > max_bytes:
+                    batch.append(SourceFile(path, "", b"", skip="too_large"))
+                elif info.flag_bits & 1 or info.compress_type not in _PLAIN:
+                    # Encrypted, or a rarer compression: zipfile's own reader, no digest.
+                    with zipfile.ZipFile(archive) as zf:
+                        data = zf.read(info)
+                    batch.append(SourceFile(path, blob_sha(data), data))
+                else:
+                    packed = _packed(raw, info)
+                    digest = stored_digest(info.compress_type, info.file_size, info.CRC, packed)
+                    batch.append((path, info, packed, digest))
+            asked = [(m[0], m[3]) for m in batch if isinstance(m, tuple)]
+            hashes = known(asked) if known is not None and asked else {}
+            for m in batch:
+                if isinstance(m, SourceFile):
+                    yield m
+                    continue
+                path, info, packed, digest = m
+                if digest in hashes:
+                    yield SourceFile(path, hashes[digest], b"", stored=digest, known=True)
+                else:
+                    data = _inflated(info, packed)
+                    yield SourceFile(path, blob_sha(data), data, stored=digest)
+
+
+def _packed(raw: BinaryIO, info: zipfile.ZipInfo) -> bytes:
+    """A member's stream as stored, read straight from the archive past its local header."""
     raw.seek(info.header_offset)
     header = raw.read(30)
     if len(header) < 30 or header[:4] != b"PK\x03\x04":
         raise zipfile.BadZipFile(f"bad local header for {info.filename}")
     name_len, extra_len = struct.unpack("<HH", header[26:30])
     raw.seek(name_len + extra_len, 1)
-    packed = raw.read(info.compress_size)
+    return raw.read(info.compress_size)
+
+
+def _inflated(info: zipfile.ZipInfo, packed: bytes) -> bytes:
+    """A stored or deflated member's bytes, size- and CRC-checked (a third of `ZipFile.read`'s
+    time goes to its stream machinery)."""
     data = zlib.decompress(packed, -15) if info.compress_type == zipfile.ZIP_DEFLATED else packed
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile(f"bad CRC or size for {info.filename}")
     return data
 
 
-def newest_member_time(archive: Path) -> datetime | None:
+def newest_member_time(
+    archive: Path, members: list[zipfile.ZipInfo] | None = None
+) -> datetime | None:
     """The newest modification time among the archive's members (UTC)."""
     if archive.suffix in (".whl", ".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            stamps = [i.date_time for i in zf.infolist()]
+        stamps = [i.date_time for i in (members or zip_members(archive))]
         if not stamps:
             return None
         return datetime(*max(stamps), tzinfo=UTC)
