@@ -89,6 +89,7 @@ class FileResults:
         self._stored_rows: dict[str, bytes] = {}
         self._small: dict[bytes, FileResult] = {}  # decoded small blobs, by blob
         self._early_blobs: dict[tuple[str, str], bytes] = {}  # encoded early results
+        self._new_rows: dict[str, bytes] = {}  # for the file cache, once `finish` is done
 
     def known(self, members: Sequence[tuple[str, str]]) -> dict[str, str]:
         """What the source may leave unread (`ingest.sources.base.KnownFiles`): of these (path,
@@ -141,7 +142,7 @@ class FileResults:
             self._chain(wait=False)
 
     def finish(self, progress: Progress) -> dict[str, FileResult]:
-        """Every file's result; new results and unit rows written to the file cache."""
+        """Every file's result; the new cache rows are kept for `save`."""
         self._lookup()
         if self._streaming:
             self._dispatch()
@@ -153,11 +154,17 @@ class FileResults:
             for k, v in fresh[h][1].items():
                 rows.setdefault(k, v)
         rows.update(self._stored_rows)
-        store.write_cache(self.engine, self.key, rows)
+        self._new_rows = rows
         self.results.update((h, r) for h, ((r, _), _) in fresh.items())
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
         self.hits = sum(1 for h in self._ids if h in self._cached)
         return self.results
+
+    def save(self) -> None:
+        """Write the new results, unit rows and stored digests to the file cache (committed on
+        its own; the pipeline runs it in a thread while it links)."""
+        store.write_cache(self.engine, self.key, self._new_rows)
+        self._new_rows = {}
 
     def _decoded(self, blob: bytes) -> FileResult:
         """A cached result; the few distinct small ones (early statuses) decoded only once."""

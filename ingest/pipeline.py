@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -105,9 +106,14 @@ def ingest_snapshot(
         summary.files = len(files)
         results = work.finish(progress)
         summary.cache_hits, summary.files_parsed = work.hits, work.parsed
-        sites, flags, statuses = _collect(files, results, config)
-        progress.phase(f"{info.label}: linking flags", len(sites))
-        occurrences = link_sites(sites, flag_catalog(flags), progress)
+        # The file cache is written while the sites are linked: its own transaction, mostly
+        # database time, during which the driver lets this thread run.
+        with ThreadPoolExecutor(1, thread_name_prefix="errkb-cache") as saver:
+            saved = saver.submit(work.save)
+            sites, flags, statuses = _collect(files, results, config)
+            progress.phase(f"{info.label}: linking flags", len(sites))
+            occurrences = link_sites(sites, flag_catalog(flags), progress)
+            saved.result()
     summary.prefiltered = statuses.pop("prefiltered", 0)
     statuses.pop("ok", 0)
     summary.skipped = dict(sorted(statuses.items()))

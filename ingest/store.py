@@ -67,10 +67,23 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
 
 
 def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:
-    """Store per-file results; idempotent, committed on its own."""
-    rows = [{"content_hash": h, "extractor": extractor, "result": b} for h, b in blobs.items()]
+    """Store per-file results; idempotent, committed on its own.
+
+    Rows go straight to the driver's executemany (thousands of them, small and typed already),
+    with the dialects' common `ON CONFLICT DO NOTHING` keeping existing rows untouched.
+    """
+    if not blobs:
+        return
     with engine.begin() as conn:
-        _insert_ignore(conn, FileCache.__table__, rows)  # type: ignore[arg-type]
+        qmark = conn.dialect.paramstyle == "qmark"  # SQLite; psycopg takes %s
+        mark = "?" if qmark else "%s"
+        sql = (
+            "INSERT INTO file_cache (content_hash, extractor, result) "
+            f"VALUES ({mark}, {mark}, {mark}) ON CONFLICT (content_hash, extractor) DO NOTHING"
+        )
+        rows = [(h, extractor, b) for h, b in blobs.items()]
+        for chunk in batches(rows):
+            conn.exec_driver_sql(sql, list(chunk))
 
 
 def has_cached_units(engine: Engine, extractor: str) -> bool:
