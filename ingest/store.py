@@ -51,18 +51,26 @@ def _insert_ignore(conn: Connection, table: Table, rows: list[dict[str, Any]]) -
 
 
 def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[str, bytes]:
-    """Cached results (compressed) for the given content hashes under this extractor key."""
+    """Cached results (compressed) for the given content hashes under this extractor key.
+
+    Tens of thousands of keys per snapshot (files and function units): the query goes straight
+    to the driver, a list of keys per statement (`= ANY` on PostgreSQL, `IN` on SQLite).
+    """
     wanted = sorted(set(hashes))
     found: dict[str, bytes] = {}
-    table = FileCache.__table__
+    if not wanted:
+        return found
     with engine.connect() as conn:
-        for chunk in batches(wanted):
-            rows = conn.execute(
-                select(table.c.content_hash, table.c.result).where(
-                    table.c.extractor == extractor, table.c.content_hash.in_(chunk)
-                )
-            )
-            found.update({h: bytes(blob) for h, blob in rows})
+        sql = "SELECT content_hash, result FROM file_cache WHERE extractor = {} AND content_hash "
+        if conn.dialect.paramstyle == "qmark":  # SQLite
+            for chunk in batches(wanted):
+                marks = ", ".join("?" * len(chunk))
+                rows = conn.exec_driver_sql(f"{sql.format('?')}IN ({marks})", (extractor, *chunk))
+                found.update((h, b if type(b) is bytes else bytes(b)) for h, b in rows)
+        else:
+            for chunk in batches(wanted, 5 * BATCH):
+                rows = conn.exec_driver_sql(f"{sql.format('%s')}= ANY(%s)", (extractor, chunk))
+                found.update((h, bytes(b)) for h, b in rows)
     return found
 
 
