@@ -12,9 +12,9 @@ rest of the snapshot is still being read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import Engine
 
@@ -65,8 +65,15 @@ def result_id(path: str, content_hash: str, config: ExtractConfig) -> str:
 class FileResults:
     """Results by cache id for the files passed to `add`, complete after `finish`."""
 
-    def __init__(self, config: ExtractConfig, engine: Engine, workers: Workers) -> None:
+    def __init__(
+        self,
+        config: ExtractConfig,
+        engine: Engine,
+        workers: Workers,
+        on_result: Callable[[str, FileResult], None] | None = None,
+    ) -> None:
         self.config = config
+        self.on_result = on_result  # told each cached or extracted result as it comes in
         self.engine = engine
         self.workers = workers
         self.key = extractor_key(EXTRACTOR_VERSION, config)
@@ -90,11 +97,14 @@ class FileResults:
         self._small: dict[bytes, FileResult] = {}  # decoded small blobs, by blob
         self._early_blobs: dict[tuple[str, str], bytes] = {}  # encoded early results
         self._new_rows: dict[str, bytes] = {}  # for the file cache, once `finish` is done
+        # Cached results not decoded yet: they are decoded while the workers parse (`_waiting`),
+        # not while the files are read, when the workers may still be waiting for work.
+        self._later: dict[str, bytes] = {}
 
     def known(self, members: Sequence[tuple[str, str]]) -> dict[str, str]:
         """What the source may leave unread (`ingest.sources.base.KnownFiles`): of these (path,
         stored digest), the content hash of each whose result is in the file cache, by digest.
-        Those results are loaded now."""
+        Those results are loaded now (decoded later, see `_later`)."""
         found = store.load_cache(self.engine, self.key, [STORED + d for _, d in members])
         if not found:
             return {}
@@ -107,7 +117,7 @@ class FileResults:
         out: dict[str, str] = {}
         for digest, (i, h) in ids.items():
             if (blob := blobs.get(i)) is not None:
-                self.results[i] = self._decoded(blob)
+                self._settle(i, blob)
                 out[digest] = h
         return out
 
@@ -118,7 +128,7 @@ class FileResults:
             return
         h = cache_id(f, self.config)
         if f.known:  # settled by `known`, unread
-            if self.results[h].status not in EARLY_STATUSES:
+            if h in self._later or self.results[h].status not in EARLY_STATUSES:
                 self._ids.append(h)
                 self._cached.add(h)
             return
@@ -149,6 +159,7 @@ class FileResults:
         progress.phase("parsing", len(self._todo))
         self._chain()
         fresh = self._extract(self._unit_rows(), progress)
+        self._waiting()
         rows = {h: blob for h, ((_, blob), _) in fresh.items()}
         for h in sorted(fresh):  # a unit in several files: the same row whatever the order
             for k, v in fresh[h][1].items():
@@ -166,13 +177,28 @@ class FileResults:
         store.write_cache(self.engine, self.key, self._new_rows)
         self._new_rows = {}
 
-    def _decoded(self, blob: bytes) -> FileResult:
-        """A cached result; the few distinct small ones (early statuses) decoded only once."""
+    def _settle(self, h: str, blob: bytes) -> None:
+        """A cached result found: the few distinct small ones (early statuses, never deferred)
+        are decoded once each, now; the others are left for `_waiting`."""
         if len(blob) > SMALL_BLOB:
-            return decode_result(blob)
+            self._later[h] = blob
+            return
         if (result := self._small.get(blob)) is None:
             result = self._small[blob] = decode_result(blob)
-        return result
+        self._settled(h, result)
+
+    def _settled(self, h: str, result: FileResult) -> None:
+        """A result, now known."""
+        self.results[h] = result
+        if self.on_result is not None:
+            self.on_result(h, result)
+
+    def _waiting(self, future: Future[Any] | None = None) -> None:
+        """Decode deferred cached results until `future` is done (all of them without one)."""
+        later = self._later
+        while later and (future is None or not future.done()):
+            h, blob = later.popitem()
+            self._settled(h, decode_result(blob))
 
     def _encoded_early(self, early: FileResult) -> bytes:
         """An early result for the file cache, each distinct one encoded once."""
@@ -186,7 +212,8 @@ class FileResults:
         if not self._pending:
             return
         blobs = store.load_cache(self.engine, self.key, self._pending)
-        self.results.update((h, self._decoded(b)) for h, b in blobs.items())
+        for h, b in blobs.items():
+            self._settle(h, b)
         self._cached.update(blobs)
         for h, f in self._pending.items():
             if h not in blobs:
@@ -220,6 +247,7 @@ class FileResults:
             if not wait and not future.done():
                 waiting.append((group, future))
                 continue
+            self._waiting(future)
             found = future.result()
             keys = {k for split in found if split is not None for k in split.lookups}
             rows = store.load_cache(self.engine, self.key, keys)
@@ -249,9 +277,13 @@ class FileResults:
     ) -> dict[str, Extracted]:
         """Extract every miss not extracted yet (keyed by cache id)."""
         out: dict[str, Extracted] = {}
+        report = self.on_result or (lambda h, r: None)
         for sent, future in self._extracts:
+            self._waiting(future)
             for f, (result, blob, rows) in zip(sent, future.result(), strict=True):
-                out[cache_id(f, self.config)] = ((result, blob), rows)
+                h = cache_id(f, self.config)
+                out[h] = ((result, blob), rows)
+                report(h, result)
             progress.advance(len(sent))
         todo = {h: f for h, f in self._todo.items() if h not in out}
         files = list(todo.values())
@@ -264,6 +296,7 @@ class FileResults:
         for items, results in mapped:
             for (path, *_), (result, blob, rows) in zip(items, results, strict=True):
                 out[by_path[path]] = ((result, blob), rows)
+                report(by_path[path], result)
             progress.advance(len(items))
         return out
 

@@ -18,6 +18,7 @@ from ingest.file_results import FileResults, cache_id
 from ingest.flags import flag_catalog as flags_catalog
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+from ingest.snapshot_rows import Prepared, SitePreparer
 from ingest.sources.base import Source, SourceFile
 from ingest.workers import Workers, gc_paused, link_chunk
 
@@ -99,7 +100,8 @@ def ingest_snapshot(
 
     progress.phase(f"{info.label}: reading", None)
     with gc_paused(), Workers(job.workers) as workers:
-        work = FileResults(config, job.engine, workers)
+        preparer = SitePreparer(repo.name)
+        work = FileResults(config, job.engine, workers, on_result=preparer.add)
         for f in source.files(known=work.known):
             work.add(f)
         files = work.files
@@ -110,7 +112,7 @@ def ingest_snapshot(
         # database time, during which the driver lets this thread run.
         with ThreadPoolExecutor(1, thread_name_prefix="errkb-cache") as saver:
             saved = saver.submit(work.save)
-            sites, flags, statuses = _collect(files, results, config)
+            sites, prepared, flags, statuses = _collect(files, results, preparer, config)
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = link_sites(sites, flag_catalog(flags), progress)
             saved.result()
@@ -136,6 +138,7 @@ def ingest_snapshot(
             occurrences=occurrences,
             flags=flags,
             counts=counts,
+            prepared=prepared,
             before_commit=job.before_commit,
         )
     if written is None:  # another process completed it meanwhile
@@ -161,21 +164,28 @@ def link_sites(
 
 
 def _collect(
-    files: Sequence[SourceFile], results: dict[str, FileResult], config: ExtractConfig
-) -> tuple[list[Site], list[FlagDef], Counter[str]]:
-    """Sites and flags at each file's own path (cached results carry the first path seen)."""
+    files: Sequence[SourceFile],
+    results: dict[str, FileResult],
+    preparer: SitePreparer,
+    config: ExtractConfig,
+) -> tuple[list[Site], list[Prepared], list[FlagDef], Counter[str]]:
+    """Sites (with their prepared row parts) and flags at each file's own path (cached results
+    carry the first path seen)."""
     sites: list[Site] = []
+    prepared: list[Prepared] = []
     flags: list[FlagDef] = []
     statuses: Counter[str] = Counter()
     for f in files:
         if f.skip is not None:
             statuses[f.skip] += 1
             continue
-        result = results[cache_id(f, config)]
+        h = cache_id(f, config)
+        result = results[h]
         statuses[result.status] += 1
         sites.extend(s if s.path == f.path else replace(s, path=f.path) for s in result.sites)
+        prepared.extend(preparer.of(h, result))
         flags.extend(d if d.path == f.path else replace(d, path=f.path) for d in result.flags)
-    return sites, flags, statuses
+    return sites, prepared, flags, statuses
 
 
 def flag_catalog(flags: Sequence[FlagDef]) -> dict[str, FlagDef]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from ingest.records import FlagDef, Site
+from ingest.records import FileResult, FlagDef, Site, error_id
 
 TITLE_CHARS = 120
 OCCURRENCE_COLUMNS = (
@@ -104,10 +104,47 @@ def error_row(error: str, repo_id: int, site: Site) -> dict[str, Any]:
     }
 
 
+Prepared = tuple[str, str, str]  # a site's error id, conditions JSON and snippet JSON
+
+
+def prepare_site(repo: str, site: Site) -> Prepared:
+    """What a site's occurrences row needs that depends on neither the snapshot, the site's path
+    nor its flags: worked out as soon as its file's result is in (`SitePreparer`)."""
+    return (
+        error_id(repo, site.exception, site.template),
+        json_text(site.conditions),
+        json_text(site.snippet),
+    )
+
+
+class SitePreparer:
+    """`prepare_site` for each file result's sites, by file-cache id, as the results come in.
+
+    The pipeline reports each result the moment it has it (cache hits while the files are read,
+    extractions as the workers return them), so this work is done while the workers still parse
+    rather than after them.
+    """
+
+    def __init__(self, repo: str) -> None:
+        self.repo = repo
+        self._done: dict[str, list[Prepared]] = {}
+
+    def add(self, key: str, result: FileResult) -> None:
+        """Prepare a result's sites (once per key)."""
+        if result.sites and key not in self._done:
+            self._done[key] = [prepare_site(self.repo, s) for s in result.sites]
+
+    def of(self, key: str, result: FileResult) -> list[Prepared]:
+        """A result's prepared sites, in order (prepared now if it was not reported)."""
+        self.add(key, result)
+        return self._done.get(key, [])
+
+
 def occurrence_row(
-    error: str, snapshot_id: int, site: Site, involved: list[dict[str, Any]]
+    snapshot_id: int, site: Site, prepared: Prepared, involved: list[dict[str, Any]]
 ) -> tuple[Any, ...]:
     """An occurrences row in `OCCURRENCE_COLUMNS` order."""
+    error, conditions, snippet = prepared
     return (
         error,
         snapshot_id,
@@ -115,8 +152,8 @@ def occurrence_row(
         site.line,
         site.end_line,
         site.qualname,
-        json_text(site.conditions),
-        json_text(site.snippet),
+        conditions,
+        snippet,
         json_text(involved),
         site.raise_source,
     )

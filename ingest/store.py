@@ -17,14 +17,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from errkb.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
 from ingest.links import error_flag_rows
-from ingest.records import FlagDef, Site, error_id
+from ingest.records import FlagDef, Site
 from ingest.snapshot_rows import (
     ERROR_FLAG_COLUMNS,
     FLAG_COLUMNS,
     OCCURRENCE_COLUMNS,
+    Prepared,
     error_row,
     flag_row,
     occurrence_row,
+    prepare_site,
 )
 from ingest.sources.base import SnapshotInfo
 from service.search_update import update_search_index
@@ -164,14 +166,20 @@ def write_snapshot(
     occurrences: Sequence[tuple[Site, list[dict[str, Any]]]],
     flags: Sequence[FlagDef],
     counts: dict[str, Any],
+    prepared: Sequence[Prepared] | None = None,
     before_commit: Callable[[], None] | None = None,
 ) -> tuple[int, int] | None:
-    """Write one complete snapshot in one transaction; (errors, new errors), None if present."""
+    """Write one complete snapshot in one transaction; (errors, new errors), None if present.
+
+    `prepared` holds each occurrence's `prepare_site`, when the caller worked it out already.
+    """
+    if prepared is None:
+        prepared = [prepare_site(repo["name"], site) for site, _ in occurrences]
     with engine.begin() as conn:
         repo_id = _repo_id(conn, repo)
         if _snapshot_id(conn, repo["name"], info.kind, info.commit) is not None:
             return None
-        ids = [error_id(repo["name"], site.exception, site.template) for site, _ in occurrences]
+        ids = [p[0] for p in prepared]
         first: dict[str, Site] = {}
         for error, (site, _) in zip(ids, occurrences, strict=True):
             first.setdefault(error, site)
@@ -204,8 +212,8 @@ def write_snapshot(
             Occurrence.__table__,  # type: ignore[arg-type]
             OCCURRENCE_COLUMNS,
             [
-                occurrence_row(error, snapshot_id, site, involved)
-                for error, (site, involved) in zip(ids, occurrences, strict=True)
+                occurrence_row(snapshot_id, site, prep, involved)
+                for prep, (site, involved) in zip(prepared, occurrences, strict=True)
             ],
         )
         links = {
