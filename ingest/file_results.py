@@ -4,10 +4,10 @@ Each file is settled by the cheapest means that is exact: an archive member whos
 stream an earlier snapshot stored (its digest maps to a content hash whose result is cached) is
 not even inflated (`known`); then the byte prefilter, then the file cache (by content hash), then
 extraction in the worker processes, function by function where the file's earlier versions left
-cached units (`ingest.extract.incremental`). For a snapshot big
-enough to use the processes, cache lookups run in batches as files arrive, and the workers start
-on the misses (splitting them into units, or extracting them when no unit is cached) while the
-rest of the snapshot is still being read.
+cached units (`ingest.extract.incremental`). For a snapshot big enough to use the processes,
+cache lookups run in batches as files arrive, and the workers start on the misses (splitting
+them into units, or extracting them when no unit is cached) while the rest of the snapshot is
+still being read. Cached results are decoded while the main process waits for the workers.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ CHUNK_BYTES = 1_000_000
 STREAM_BYTES = 8_000_000  # a snapshot this big will use the processes: start them while reading
 LOOKUP_FILES = 400  # files per cache lookup while streaming
 STORED = "stored:"  # file-cache key prefix: a stored digest (`SourceFile.stored`) -> content hash
-SMALL_BLOB = 128  # cached results this small (early statuses) are decoded once per snapshot
+SMALL_BLOB = 128  # cached results this small (early statuses) are decoded at once, once each
 
 Extracted = tuple[tuple[FileResult, bytes], dict[str, bytes]]  # ((result, blob), unit rows)
 Worked = tuple[FileResult, bytes, dict[str, bytes]]  # what `extract_chunk` returns per file
@@ -88,6 +88,7 @@ class FileResults:
         self._cached: set[str] = set()
         self._todo: dict[str, SourceFile] = {}  # cache misses, by id
         self._ids: list[str] = []  # of each file that was looked up, for the hit count
+        self._known_ids: list[str] = []  # of each file settled by `known`, likewise
         self._splits: list[tuple[list[SourceFile], Future[list[PackedSplit | None]]]] = []
         self._extracts: list[tuple[list[SourceFile], Future[list[Worked]]]] = []
         self._sent: set[str] = set()  # ids already sent to a worker
@@ -128,9 +129,7 @@ class FileResults:
             return
         h = cache_id(f, self.config)
         if f.known:  # settled by `known`, unread
-            if h in self._later or self.results[h].status not in EARLY_STATUSES:
-                self._ids.append(h)
-                self._cached.add(h)
+            self._known_ids.append(h)
             return
         if f.stored is not None:
             self._stored_rows[STORED + f.stored] = f.content_hash.encode()
@@ -168,7 +167,9 @@ class FileResults:
         self._new_rows = rows
         self.results.update((h, r) for h, ((r, _), _) in fresh.items())
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
-        self.hits = sum(1 for h in self._ids if h in self._cached)
+        self.hits = sum(1 for h in self._ids if h in self._cached) + sum(
+            1 for h in self._known_ids if self.results[h].status not in EARLY_STATUSES
+        )
         return self.results
 
     def save(self) -> None:
