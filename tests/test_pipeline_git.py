@@ -1,14 +1,16 @@
 """The git source end to end: stable ids across a move, new ids for edited messages, full-SHA
-pins, and unchanged blobs never parsed again (SQLite and PostgreSQL)."""
+pins, and unchanged blobs never parsed or even read again (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
 from gitrepo import commit, new_repo
 from sqlalchemy import Engine, select
 
+import ingest.sources.git as git_source
 from errkb.models import Error, Occurrence, Snapshot
 from ingest.pins import RepoPin
 from ingest.pipeline import Job, ingest_snapshot
@@ -36,7 +38,15 @@ def _occurrences(engine: Engine, sha: str) -> dict[str, tuple[str, int]]:
     return {eid: (path, line) for eid, path, line in rows}
 
 
-def test_git_history(engine: Engine, tmp_path: Path) -> None:
+def test_git_history(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    real_read = git_source.read_blob
+
+    def counting(blob):  # type: ignore[no-untyped-def]
+        read.append(blob.path)
+        return real_read(blob)
+
+    monkeypatch.setattr(git_source, "read_blob", counting)
     repo = new_repo(tmp_path / "proj")
     shas = [
         commit(repo, "start", {"pkg/a.py": A, "pkg/b.py": B, "pkg/plain.py": PLAIN}, day=0),
@@ -52,6 +62,7 @@ def test_git_history(engine: Engine, tmp_path: Path) -> None:
             str(tmp_path / "proj"), sha[:7], cache_dir=tmp_path / "cache", web_url=pin.web_url
         ) as source:
             summaries.append(ingest_snapshot(source, pin, pin.extract_config(100_000), job))
+        read.append("|")
 
     # Commit 1 parses its two raising files; the move reuses both blobs; the edit parses one.
     # The plain file never reaches the cache: the byte prefilter settles it every time.
@@ -59,6 +70,8 @@ def test_git_history(engine: Engine, tmp_path: Path) -> None:
     assert [s.cache_hits for s in summaries] == [0, 2, 1]
     assert [s.prefiltered for s in summaries] == [1, 1, 1]
     assert [s.sites for s in summaries] == [2, 2, 2]
+    # Blobs whose results are cached (the plain file's early one included) are never read.
+    assert read == ["pkg/a.py", "pkg/b.py", "pkg/plain.py", "|", "|", "pkg/b.py", "|"]
 
     with engine.connect() as conn:
         stored = conn.execute(

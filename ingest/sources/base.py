@@ -32,10 +32,10 @@ class SnapshotInfo:
 class SourceFile:
     """One `.py` file of a snapshot; `skip` names why it was not read (then `data` is empty).
 
-    `stored` identifies the file's bytes as the source stores them (an archive member's
-    compressed stream, see `stored_digest`), where that is cheaper to read than the bytes. `known`
-    marks a file the caller already held the result of (see `KnownFiles`): it was not read, and
-    its `data` is empty.
+    `stored` identifies the file's bytes as the source stores them, where that is cheaper to know
+    than the bytes: an archive member's compressed stream (`stored_digest`), a git blob's SHA.
+    `known` marks a file the caller already held the result of (see `KnownFiles`): it was not
+    read, and its `data` is empty.
     """
 
     path: str  # repo path, prefix applied
@@ -46,6 +46,7 @@ class SourceFile:
     known: bool = False
 
 
+KNOWN_BATCH = 400  # files per question to `KnownFiles`
 KnownFiles = Callable[[Sequence[tuple[str, str]]], Mapping[str, str]]
 """Asked by a source with (path, stored digest) of files it is about to read: the content hash of
 each whose result the caller already holds, by stored digest. The source yields those files

@@ -2,9 +2,9 @@
 
 A URL is read through a bare mirror under the cache folder into which only the pinned commits
 are fetched (depth 1). Blobs are read from the object store without a checkout, and the blob SHA
-is the content hash, so unchanged files are recognised across commits without reading them
-twice. As pydriller does, the repo is closed and GitPython's object cache cleared, since
-GitPython otherwise leaks `git cat-file` processes.
+is the content hash, so a blob whose result an earlier snapshot cached is recognised from the
+tree alone and never read again. As pydriller does, the repo is closed and GitPython's object
+cache cleared, since GitPython otherwise leaks `git cat-file` processes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from pathlib import Path
 import git
 
 from errkb.errors import SourceError
-from ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, date_sort_key
+from ingest.sources.base import (
+    KNOWN_BATCH,
+    KnownFiles,
+    SnapshotInfo,
+    SourceFile,
+    date_sort_key,
+)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -82,6 +88,11 @@ def fetch_ref(repo: git.Repo, url: str, ref: str) -> str:
     return ref
 
 
+def read_blob(blob: git.Blob) -> bytes:
+    """A blob's bytes, from the object store."""
+    return bytes(blob.data_stream.read())
+
+
 class GitSource:
     """One commit of a repository, named by any ref and pinned to its full SHA."""
 
@@ -128,20 +139,34 @@ class GitSource:
         )
 
     def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
-        """Every `.py` blob of the commit's tree, read from the object store
-        (`known` is not asked: every blob is read)."""
-        blobs = [
-            (str(item.path), item)
-            for item in self.commit.tree.traverse()
-            if isinstance(item, git.Blob) and str(item.path).endswith(".py")
-        ]
-        for path, blob in sorted(blobs, key=lambda pair: pair[0]):
-            if blob.mode == git.Blob.link_mode:  # a symlink's target may leave the tree
-                yield SourceFile(path, blob.hexsha, b"", skip="unsafe")
-            elif blob.size > self.max_bytes:
-                yield SourceFile(path, blob.hexsha, b"", skip="too_large")
-            else:
-                yield SourceFile(path, blob.hexsha, blob.data_stream.read())
+        """Every `.py` blob of the commit's tree, read from the object store; blobs whose SHA
+        (their stored digest too) `known` answers for are not read."""
+        blobs = sorted(
+            (
+                (str(item.path), item)
+                for item in self.commit.tree.traverse()
+                if isinstance(item, git.Blob) and str(item.path).endswith(".py")
+            ),
+            key=lambda pair: pair[0],
+        )
+        for start in range(0, len(blobs), KNOWN_BATCH):
+            batch = blobs[start : start + KNOWN_BATCH]
+            readable = [
+                (path, blob.hexsha)
+                for path, blob in batch
+                if blob.mode != git.Blob.link_mode and blob.size <= self.max_bytes
+            ]
+            hashes = known(readable) if known is not None and readable else {}
+            for path, blob in batch:
+                sha = blob.hexsha
+                if blob.mode == git.Blob.link_mode:  # a symlink's target may leave the tree
+                    yield SourceFile(path, sha, b"", skip="unsafe")
+                elif blob.size > self.max_bytes:
+                    yield SourceFile(path, sha, b"", skip="too_large")
+                elif hashes.get(sha) == sha:
+                    yield SourceFile(path, sha, b"", stored=sha, known=True)
+                else:
+                    yield SourceFile(path, sha, read_blob(blob), stored=sha)
 
     def close(self) -> None:
         """Stop GitPython's helper processes and drop its caches."""

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 
 from errkb.errors import SourceError
 from ingest.sources.base import (
+    KNOWN_BATCH,
     KnownFiles,
     SnapshotInfo,
     SourceFile,
@@ -29,7 +30,6 @@ from ingest.sources.base import (
     version_sort_key,
 )
 
-KNOWN_BATCH = 400  # zip members per question to `known`
 _PLAIN = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
