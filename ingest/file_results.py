@@ -19,9 +19,10 @@ from typing import Any, Protocol
 from sqlalchemy import Engine
 
 from ingest import store
+from ingest.cache_writer import CacheWriter
 from ingest.extract import EXTRACTOR_VERSION
 from ingest.extract.decode import EARLY_STATUSES, rejected
-from ingest.extract.incremental import MIN_UNIT_BYTES
+from ingest.extract.incremental import MIN_UNIT_BYTES, UNIT
 from ingest.filecache import decode_result, encode_result, extractor_key
 from ingest.flags import path_variant
 from ingest.records import ExtractConfig, FileResult
@@ -97,7 +98,10 @@ class FileResults:
         self._stored_rows: dict[str, bytes] = {}
         self._small: dict[bytes, FileResult] = {}  # decoded small blobs, by blob
         self._early_blobs: dict[tuple[str, str], bytes] = {}  # encoded early results
-        self._new_rows: dict[str, bytes] = {}  # for the file cache, once `finish` is done
+        # New cache rows are written while the workers parse, except the function-unit rows
+        # ("u:"), whose value depends on which file holding the unit gives it: those are chosen
+        # in `finish`, the same whatever order the workers finish in, and written last.
+        self._writer = CacheWriter(engine, self.key)
         # Cached results not decoded yet: they are decoded while the workers parse (`_waiting`),
         # not while the files are read, when the workers may still be waiting for work.
         self._later: dict[str, bytes] = {}
@@ -151,7 +155,7 @@ class FileResults:
             self._chain(wait=False)
 
     def finish(self, progress: Progress) -> dict[str, FileResult]:
-        """Every file's result; the new cache rows are kept for `save`."""
+        """Every file's result; the last new cache rows queued for writing (see `close`)."""
         self._lookup()
         if self._streaming:
             self._dispatch()
@@ -159,12 +163,13 @@ class FileResults:
         self._chain()
         fresh = self._extract(self._unit_rows(), progress)
         self._waiting()
-        rows = {h: blob for h, ((_, blob), _) in fresh.items()}
+        rows: dict[str, bytes] = {}
         for h in sorted(fresh):  # a unit in several files: the same row whatever the order
             for k, v in fresh[h][1].items():
-                rows.setdefault(k, v)
-        rows.update(self._stored_rows)
-        self._new_rows = rows
+                if k.startswith(UNIT):
+                    rows.setdefault(k, v)
+        self._writer.put(rows | self._stored_rows)
+        self._stored_rows = {}
         self.results.update((h, r) for h, ((r, _), _) in fresh.items())
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
         self.hits = sum(1 for h in self._ids if h in self._cached) + sum(
@@ -172,11 +177,22 @@ class FileResults:
         )
         return self.results
 
-    def save(self) -> None:
-        """Write the new results, unit rows and stored digests to the file cache (committed on
-        its own; the pipeline runs it in a thread while it links)."""
-        store.write_cache(self.engine, self.key, self._new_rows)
-        self._new_rows = {}
+    def close(self) -> None:
+        """Return once every new cache row is written (the last ones are queued by `finish`, so
+        the caller links the sites meanwhile)."""
+        self._writer.close()
+
+    def _take(self, done: list[tuple[str, Worked]], out: dict[str, Extracted]) -> None:
+        """Extracted files, by cache id: kept in `out` and reported, and their cache rows (the
+        result, and its unit rows but "u:") queued for writing."""
+        rows: dict[str, bytes] = {}
+        for h, (result, blob, units) in done:
+            out[h] = ((result, blob), units)
+            if self.on_result is not None:
+                self.on_result(h, result)
+            rows[h] = blob
+            rows.update((k, v) for k, v in units.items() if not k.startswith(UNIT))
+        self._writer.put(rows)
 
     def _settle(self, h: str, blob: bytes) -> None:
         """A cached result found: the few distinct small ones (early statuses, never deferred)
@@ -212,6 +228,8 @@ class FileResults:
         """Look the pending files up in the file cache; misses join the work to do."""
         if not self._pending:
             return
+        self._writer.put(self._stored_rows)
+        self._stored_rows = {}
         blobs = store.load_cache(self.engine, self.key, self._pending)
         for h, b in blobs.items():
             self._settle(h, b)
@@ -278,13 +296,12 @@ class FileResults:
     ) -> dict[str, Extracted]:
         """Extract every miss not extracted yet (keyed by cache id)."""
         out: dict[str, Extracted] = {}
-        report = self.on_result or (lambda h, r: None)
         for sent, future in self._extracts:
             self._waiting(future)
-            for f, (result, blob, rows) in zip(sent, future.result(), strict=True):
-                h = cache_id(f, self.config)
-                out[h] = ((result, blob), rows)
-                report(h, result)
+            worked = future.result()
+            self._take(
+                [(cache_id(f, self.config), w) for f, w in zip(sent, worked, strict=True)], out
+            )
             progress.advance(len(sent))
         todo = {h: f for h, f in self._todo.items() if h not in out}
         files = list(todo.values())
@@ -295,9 +312,7 @@ class FileResults:
         ]
         mapped = self.workers.map(extract_chunk, chunks, self.config, inline=_inline(files))
         for items, results in mapped:
-            for (path, *_), (result, blob, rows) in zip(items, results, strict=True):
-                out[by_path[path]] = ((result, blob), rows)
-                report(by_path[path], result)
+            self._take([(by_path[p], w) for (p, *_), w in zip(items, results, strict=True)], out)
             progress.advance(len(items))
         return out
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -102,20 +101,20 @@ def ingest_snapshot(
     with gc_paused(), Workers(job.workers) as workers:
         preparer = SitePreparer(repo.name)
         work = FileResults(config, job.engine, workers, on_result=preparer.add)
-        for f in source.files(known=work.known):
-            work.add(f)
-        files = work.files
-        summary.files = len(files)
-        results = work.finish(progress)
-        summary.cache_hits, summary.files_parsed = work.hits, work.parsed
-        # The file cache is written while the sites are linked: its own transaction, mostly
-        # database time, during which the driver lets this thread run.
-        with ThreadPoolExecutor(1, thread_name_prefix="errkb-cache") as saver:
-            saved = saver.submit(work.save)
+        try:
+            for f in source.files(known=work.known):
+                work.add(f)
+            files = work.files
+            summary.files = len(files)
+            results = work.finish(progress)
+            summary.cache_hits, summary.files_parsed = work.hits, work.parsed
+            # The last file-cache rows are written (by a thread, mostly in the database driver)
+            # while the sites are linked.
             sites, prepared, flags, statuses = _collect(files, results, preparer, config)
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = link_sites(sites, flag_catalog(flags), progress)
-            saved.result()
+        finally:
+            work.close()
     summary.prefiltered = statuses.pop("prefiltered", 0)
     statuses.pop("ok", 0)
     summary.skipped = dict(sorted(statuses.items()))
