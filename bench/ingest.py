@@ -97,7 +97,7 @@ def main() -> None:
             f"round {round_no}: bare parse {parse:.2f}s, cold {COLD} {cold:.2f}s "
             f"({cold_summary.files_parsed} parsed, {cold_summary.sites} sites), "
             f"then {NEXT} {warm:.2f}s ({next_summary.files_parsed} parsed, "
-            f"{next_summary.cache_hits} cache hits)",
+            f"{next_summary.cache_hits} cache hits); ratios {cold / parse:.3f} {warm / cold:.3f}",
             flush=True,
         )
     parse, cold, warm = (statistics.median(t) for t in (parse_times, cold_times, next_times))
@@ -106,6 +106,10 @@ def main() -> None:
     print(f"median ingest of {NEXT} after it: {warm:.2f}s")
     print(f"cold ingest / bare parse = {cold / parse:.3f}   (goal <= 0.6)")
     print(f"{NEXT} after {COLD} / cold = {warm / cold:.3f}   (goal <= 0.35)")
+    # The machine's speed drifts between rounds; a round's own ratio compares times taken
+    # seconds apart, so its median is the steadier figure.
+    paired = statistics.median(w / c for w, c in zip(next_times, cold_times, strict=True))
+    print(f"median of the rounds' own {NEXT} / cold ratios = {paired:.3f}")
 
 
 if __name__ == "__main__":
