@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -135,6 +136,27 @@ def test_members_the_caller_knows_are_not_inflated(tmp_path: Path) -> None:
     assert next(iter(archive_files(again, "", max_bytes=1000))).stored == digests["demo/m1.py"]
     edited = _wheel(tmp_path / "c-1.0-py3-none-any.whl", {"demo/m1.py": body["demo/m1.py"] + b"#"})
     assert next(iter(archive_files(edited, "", max_bytes=1000))).stored != digests["demo/m1.py"]
+
+
+def test_a_member_inflating_past_its_stated_size_is_refused_without_inflating_it(
+    tmp_path: Path,
+) -> None:
+    """A zip bomb: 10 MB of zeros whose central directory says 100 bytes."""
+    wheel = tmp_path / "bomb-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("demo/bomb.py", b"\0" * 10_000_000)
+    raw = bytearray(wheel.read_bytes())
+    entry = bytes(raw).index(b"PK\x01\x02")  # the member's central directory entry
+    raw[entry + 24 : entry + 28] = (100).to_bytes(4, "little")  # its uncompressed size
+    wheel.write_bytes(bytes(raw))
+    tracemalloc.start()
+    try:
+        with pytest.raises(zipfile.BadZipFile, match="bomb.py"):
+            list(archive_files(wheel, "", max_bytes=10**6))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
 
 
 def test_sdist_strips_top_folder_and_never_follows_links(tmp_path: Path) -> None:

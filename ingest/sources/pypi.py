@@ -262,8 +262,12 @@ def _packed(raw: BinaryIO, info: zipfile.ZipInfo) -> bytes:
 
 def _inflated(info: zipfile.ZipInfo, packed: bytes) -> bytes:
     """A stored or deflated member's bytes, size- and CRC-checked (a third of `ZipFile.read`'s
-    time goes to its stream machinery)."""
-    data = zlib.decompress(packed, -15) if info.compress_type == zipfile.ZIP_DEFLATED else packed
+    time goes to its stream machinery). Inflating stops one byte past the size the archive
+    states, so a member that inflates to far more (a zip bomb) costs no more than that."""
+    if info.compress_type == zipfile.ZIP_DEFLATED:
+        data = zlib.decompressobj(-15).decompress(packed, info.file_size + 1)
+    else:
+        data = packed
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile(f"bad CRC or size for {info.filename}")
     return data
