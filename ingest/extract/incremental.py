@@ -54,7 +54,6 @@ from ingest.records import (
 
 UNIT, VALID = "u:", "n:"
 MIN_UNIT_BYTES = 4_000  # smaller files are parsed whole: splitting them saves nothing
-MIN_HIDDEN_LINES = 6  # shorter functions without sites are parsed again rather than cached
 # A snippet starts at most 2 lines above its unit (see extract.snippet), clamped at line 1: how
 # many lines there are above a unit, up to this, is part of its key; the lines are read anew.
 ABOVE = 3
@@ -247,8 +246,7 @@ def extract_by_units(
         )
         for k in fresh
     }
-    unseen = {k for k in others - known if units[k].end - units[k].start + 1 >= MIN_HIDDEN_LINES}
-    rows.update((keys[k], b"") for k in unseen)
+    rows.update((keys[k], b"") for k in others - known)
     found_flags: tuple[FlagDef, ...] = ()
     detail = ""
     if plan.flag_file and (
