@@ -18,7 +18,7 @@ from ingest.flags import flag_catalog as flags_catalog
 from ingest.pins import RepoPin
 from ingest.records import ExtractConfig, FileResult, FlagDef, Site
 from ingest.snapshot_rows import Prepared, SitePreparer
-from ingest.sources.base import Source, SourceFile
+from ingest.sources.base import SnapshotInfo, Source, SourceFile
 from ingest.workers import Workers, gc_paused, link_chunk
 
 
@@ -97,8 +97,28 @@ def ingest_snapshot(
         summary.status = "already ingested"
         return summary
 
+    # The cyclic GC stays off for the whole snapshot (see `gc_paused`), and comes back on once
+    # `_ingest` has returned and its objects are freed: turned back on while they are alive (the
+    # snapshot's files, results, sites), the first collection would have to go through them all.
+    with gc_paused():
+        _ingest(source, repo, config, job, progress, info, summary, started)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _ingest(
+    source: Source,
+    repo: RepoPin,
+    config: ExtractConfig,
+    job: Job,
+    progress: Progress,
+    info: SnapshotInfo,
+    summary: SnapshotSummary,
+    started: float,
+) -> None:
+    """Read, parse, link and store one snapshot, filling in `summary`."""
     progress.phase(f"{info.label}: reading", None)
-    with gc_paused(), Workers(job.workers) as workers:
+    with Workers(job.workers) as workers:
         preparer = SitePreparer(repo.name)
         work = FileResults(config, job.engine, workers, on_result=preparer.add)
         try:
@@ -129,23 +149,20 @@ def ingest_snapshot(
         "sites": summary.sites,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    with gc_paused():
-        written = store.write_snapshot(
-            job.engine,
-            repo=repo_fields(repo),
-            info=info,
-            occurrences=occurrences,
-            flags=flags,
-            counts=counts,
-            prepared=prepared,
-            before_commit=job.before_commit,
-        )
+    written = store.write_snapshot(
+        job.engine,
+        repo=repo_fields(repo),
+        info=info,
+        occurrences=occurrences,
+        flags=flags,
+        counts=counts,
+        prepared=prepared,
+        before_commit=job.before_commit,
+    )
     if written is None:  # another process completed it meanwhile
         summary.status = "already ingested"
     else:
         summary.errors, summary.new_errors = written
-    summary.seconds = time.perf_counter() - started
-    return summary
 
 
 def link_sites(
