@@ -68,11 +68,11 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
             for chunk in batches(wanted):
                 marks = ", ".join("?" * len(chunk))
                 rows = conn.exec_driver_sql(f"{sql.format('?')}IN ({marks})", (extractor, *chunk))
-                found.update((h, b if type(b) is bytes else bytes(b)) for h, b in rows)
+                found.update((h, b if type(b) is bytes else bytes(b)) for h, b in rows.fetchall())
         else:
             for chunk in batches(wanted, 5 * BATCH):
                 rows = conn.exec_driver_sql(f"{sql.format('%s')}= ANY(%s)", (extractor, chunk))
-                found.update((h, bytes(b)) for h, b in rows)
+                found.update((h, bytes(b)) for h, b in rows.fetchall())
     return found
 
 
