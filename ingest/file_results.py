@@ -113,18 +113,14 @@ class FileResults:
         found = store.load_cache(self.engine, self.key, [STORED + d for _, d in members])
         if not found:
             return {}
-        ids: dict[str, tuple[str, str]] = {}  # digest -> (cache id, content hash)
-        for path, digest in members:
-            if (stored := found.get(STORED + digest)) is not None:
-                h = stored.decode()
-                ids[digest] = (result_id(path, h, self.config), h)
-        blobs = store.load_cache(self.engine, self.key, {i for i, _ in ids.values()})
-        out: dict[str, str] = {}
-        for digest, (i, h) in ids.items():
-            if (blob := blobs.get(i)) is not None:
-                self._settle(i, blob)
-                out[digest] = h
-        return out
+        hashes = {d: found[STORED + d].decode() for _, d in members if STORED + d in found}
+        # Members with the same bytes may still need results of their own (`result_id`).
+        ids = {(p, d): result_id(p, hashes[d], self.config) for p, d in members if d in hashes}
+        blobs = store.load_cache(self.engine, self.key, set(ids.values()))
+        for i in set(ids.values()) & blobs.keys():
+            self._settle(i, blobs[i])
+        missing = {d for (_, d), i in ids.items() if i not in blobs}
+        return {d: h for d, h in hashes.items() if d not in missing}
 
     def add(self, f: SourceFile) -> None:
         """One file of the snapshot, as it is read."""

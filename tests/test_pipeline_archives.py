@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import drop_pg, fresh_pg_url
 from dbdump import dump
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 import ingest.sources.pypi as pypi
 from errkb.db import make_engine, upgrade
+from errkb.models import Flag
 from ingest.file_results import FileResults
 from ingest.pins import RepoPin
 from ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
@@ -134,3 +135,32 @@ def test_a_member_known_by_content_but_not_by_stream_is_read(
     summary = _ingest(engine, stored, "2.0")
     assert sorted(inflated) == sorted(V1)
     assert (summary.files_parsed, summary.cache_hits, summary.sites) == (0, 4, 4)
+
+
+def test_same_bytes_at_a_path_needing_its_own_result_are_read(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Under a path-glob flag class, the same member at a matching path has a result of its own
+    (`result_id`): its digest is known from the other copy, yet it must be extracted."""
+    fields = (
+        b"class CacheFields:\n    cache_size: int = 8\n\n"
+        b"def check(n):\n    if n < 0:\n        raise ValueError('negative size')\n"
+    )
+    pin = RepoPin(name="tests/globs", flag_classes=["*/fields/*.py:*"])
+    wheels = [
+        _wheel(tmp_path, "1.0", {"demo/other/cache.py": fields}),
+        _wheel(tmp_path, "2.0", {"demo/fields/cache.py": fields, "demo/other/cache.py": fields}),
+    ]
+    summaries = [
+        ingest_snapshot(
+            PypiSource("demo", version, cache_dir=tmp_path, archive=wheel),
+            pin,
+            pin.extract_config(500_000),
+            Job(engine, workers=1),
+        )
+        for version, wheel in zip(("1.0", "2.0"), wheels, strict=True)
+    ]
+    assert [(s.files_parsed, s.cache_hits, s.sites) for s in summaries] == [(1, 0, 1), (1, 1, 2)]
+    with engine.connect() as conn:
+        flags = conn.execute(select(Flag.path, Flag.name)).all()
+    assert flags == [("demo/fields/cache.py", "--cache-size")]
