@@ -108,8 +108,11 @@ def main() -> None:
     print(f"{NEXT} after {COLD} / cold = {warm / cold:.3f}   (goal <= 0.35)")
     # The machine's speed drifts between rounds; a round's own ratio compares times taken
     # seconds apart, so its median is the steadier figure.
-    paired = statistics.median(w / c for w, c in zip(next_times, cold_times, strict=True))
-    print(f"median of the rounds' own {NEXT} / cold ratios = {paired:.3f}")
+    ratios = sorted(w / c for w, c in zip(next_times, cold_times, strict=True))
+    print(
+        f"median of the rounds' own {NEXT} / cold ratios = {statistics.median(ratios):.3f}"
+        f"   (rounds: {ratios[0]:.3f} to {ratios[-1]:.3f})"
+    )
 
 
 if __name__ == "__main__":
