@@ -79,21 +79,19 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
 def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:
     """Store per-file results; idempotent, committed on its own.
 
-    Rows go straight to the driver's executemany (thousands of them, small and typed already),
-    with the dialects' common `ON CONFLICT DO NOTHING` keeping existing rows untouched.
+    Rows go straight to the driver's executemany (thousands of them, small and typed already);
+    existing rows are left untouched.
     """
     if not blobs:
         return
     with engine.begin() as conn:
-        qmark = conn.dialect.paramstyle == "qmark"  # SQLite; psycopg takes %s
-        mark = "?" if qmark else "%s"
-        sql = (
-            "INSERT INTO file_cache (content_hash, extractor, result) "
-            f"VALUES ({mark}, {mark}, {mark}) ON CONFLICT (content_hash, extractor) DO NOTHING"
+        _insert_plain(
+            conn,
+            FileCache.__table__,  # type: ignore[arg-type]
+            ("content_hash", "extractor", "result"),
+            [(h, extractor, b) for h, b in blobs.items()],
+            keep=("content_hash", "extractor"),
         )
-        rows = [(h, extractor, b) for h, b in blobs.items()]
-        for chunk in batches(rows):
-            conn.exec_driver_sql(sql, list(chunk))
 
 
 def has_cached_units(engine: Engine, extractor: str) -> bool:
@@ -144,16 +142,23 @@ def _bump_generation(conn: Connection) -> None:
 
 
 def _insert_plain(
-    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    keep: Sequence[str] = (),
 ) -> None:
     """Insert rows given as tuples in `columns` order, JSON columns already serialized, with
     one driver executemany per batch: SQLAlchemy's per-value processing of thousands of rows
-    cost more than the inserts themselves."""
+    cost more than the inserts themselves. With `keep` (a unique key), a row whose key exists
+    already is left as it is (`ON CONFLICT DO NOTHING`, common to both dialects)."""
     quote = conn.dialect.identifier_preparer.quote
     json_columns = {c.name for c in table.columns if isinstance(c.type, JSON)}
     qmark = conn.dialect.paramstyle == "qmark"  # SQLite; psycopg takes %s
     marks = ", ".join("?" if qmark else "%s::json" if c in json_columns else "%s" for c in columns)
     sql = f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, columns))}) VALUES ({marks})"
+    if keep:
+        sql += f" ON CONFLICT ({', '.join(map(quote, keep))}) DO NOTHING"
     for chunk in batches(rows):
         conn.exec_driver_sql(sql, list(chunk))
 
