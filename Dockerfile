@@ -1,15 +1,22 @@
 # The errkb image: the API (`errkb serve`) and the one-shot ingester (`errkb ingest`).
-FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*
-WORKDIR /app
-COPY pyproject.toml alembic.ini pins.toml ./
+# The project is built into a wheel and installed like any package: migrations and the default
+# pins travel inside it, so the commands work from any folder.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml ./
 COPY errkb ./errkb
 COPY ingest ./ingest
+COPY knowledge ./knowledge
 COPY service ./service
 COPY migrations ./migrations
-# Editable: errkb finds migrations/ beside its package, as in a checkout.
-RUN pip install --no-cache-dir -e .
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+
+FROM python:3.11-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 ENV ERRKB_DATA_DIR=/data ERRKB_CACHE_DIR=/data/cache ERRKB_HOST=0.0.0.0
+WORKDIR /data
 VOLUME /data
 EXPOSE 8000
 CMD ["errkb", "serve"]

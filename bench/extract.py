@@ -23,10 +23,10 @@ from pathlib import Path
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)
 
-from errkb.settings import Settings
-from ingest.extract import extract_file
-from ingest.records import ExtractConfig
-from ingest.sources.pypi import cached_archive, download
+from errkb.core.records import ExtractConfig
+from errkb.core.settings import Settings
+from errkb.ingest.extract import extract_file
+from errkb.ingest.sources.pypi import cached_archive, download
 
 ROUNDS = 3
 

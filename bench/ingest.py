@@ -24,11 +24,11 @@ from pathlib import Path
 # This file is bench/ingest.py: without its folder on the path, `ingest` is the package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from errkb.db import make_engine, upgrade  # noqa: E402
-from errkb.settings import Settings  # noqa: E402
-from ingest.pins import load_pins  # noqa: E402
-from ingest.pipeline import Job, SnapshotSummary, ingest_snapshot  # noqa: E402
-from ingest.plan import pypi_planned  # noqa: E402
+from errkb.core.db import make_engine, upgrade  # noqa: E402
+from errkb.core.settings import Settings  # noqa: E402
+from errkb.ingest.pins import load_pins  # noqa: E402
+from errkb.ingest.pipeline import Job, SnapshotSummary, ingest_snapshot  # noqa: E402
+from errkb.ingest.plan import pypi_planned  # noqa: E402
 
 COLD, NEXT = "0.5.23", "0.5.22"
 
@@ -52,7 +52,7 @@ def ingest(
     url: str, version: str, settings: Settings, workers: int
 ) -> tuple[float, SnapshotSummary]:
     """Wall time of ingesting one release (archive already downloaded) into the database."""
-    pins = load_pins(settings.pins_file)
+    pins = load_pins(settings.resolved_pins_file)
     repo, make = pypi_planned(
         f"sglang=={version}", pins, None, settings.cache_dir, settings.max_file_bytes
     )

@@ -36,15 +36,15 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: the acceptance test's
 
 from match_corpus import cut, embed, render  # noqa: E402
 
-from errkb.db import make_engine, upgrade  # noqa: E402
-from errkb.errors import ErrkbError  # noqa: E402
-from errkb.models import Error, Occurrence, Snapshot  # noqa: E402
-from errkb.settings import Settings  # noqa: E402
-from ingest import plan  # noqa: E402
-from ingest.pins import load_pins  # noqa: E402
-from ingest.pipeline import Job, ingest_snapshot  # noqa: E402
-from service.matcher import MatchIndex, build_index, match_text  # noqa: E402
-from service.matcher.loader import error_rows, load_index  # noqa: E402
+from errkb.core.db import make_engine, upgrade  # noqa: E402
+from errkb.core.errors import ErrkbError  # noqa: E402
+from errkb.core.models import Error, Occurrence, Snapshot  # noqa: E402
+from errkb.core.settings import Settings  # noqa: E402
+from errkb.ingest import plan  # noqa: E402
+from errkb.ingest.pins import load_pins  # noqa: E402
+from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
+from errkb.service.match.matcher import MatchIndex, build_index, match_text  # noqa: E402
+from errkb.service.match.matcher.loader import error_rows, load_index  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 ROUNDS = 3

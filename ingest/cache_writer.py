@@ -12,7 +12,7 @@ import threading
 
 from sqlalchemy import Engine
 
-from ingest import store
+from errkb.ingest import store
 
 
 class CacheWriter:

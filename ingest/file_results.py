@@ -18,16 +18,16 @@ from typing import Any, Protocol
 
 from sqlalchemy import Engine
 
-from ingest import store
-from ingest.cache_writer import CacheWriter
-from ingest.extract import EXTRACTOR_VERSION
-from ingest.extract.decode import EARLY_STATUSES, rejected
-from ingest.extract.incremental import MIN_UNIT_BYTES, UNIT
-from ingest.filecache import decode_result, encode_result, extractor_key
-from ingest.flags import path_variant
-from ingest.records import ExtractConfig, FileResult
-from ingest.sources.base import SourceFile
-from ingest.workers import PackedSplit, Workers, extract_chunk, split_chunk
+from errkb.core.records import ExtractConfig, FileResult
+from errkb.ingest import store
+from errkb.ingest.cache_writer import CacheWriter
+from errkb.ingest.extract import EXTRACTOR_VERSION
+from errkb.ingest.extract.decode import EARLY_STATUSES, rejected
+from errkb.ingest.extract.flag_defs import path_variant
+from errkb.ingest.extract.incremental import MIN_UNIT_BYTES, UNIT
+from errkb.ingest.filecache import decode_result, encode_result, extractor_key
+from errkb.ingest.sources.base import SourceFile
+from errkb.ingest.workers import PackedSplit, Workers, extract_chunk, split_chunk
 
 INLINE_BYTES = 256_000  # below this much to parse, starting processes costs more than it saves
 CHUNK_BYTES = 1_000_000

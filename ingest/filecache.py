@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import zlib
 
-from ingest.records import FILE_RESULT, ExtractConfig, FileResult
+from errkb.core.records import FILE_RESULT, ExtractConfig, FileResult
 
 
 def encode_result(result: FileResult) -> bytes:

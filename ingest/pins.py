@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from errkb.errors import ConfigError
-from ingest.records import ExtractConfig
+from errkb.core.errors import ConfigError
+from errkb.core.records import ExtractConfig
 
 
 class RepoPin(BaseModel):

@@ -11,12 +11,12 @@ import git
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from errkb.errors import BadInput
-from ingest.pins import Pins, RepoPin
-from ingest.sources.base import Source
-from ingest.sources.folder import FolderSource
-from ingest.sources.git import GitSource, is_local, open_repo, reachable
-from ingest.sources.pypi import PypiSource
+from errkb.core.errors import BadInput
+from errkb.ingest.pins import Pins, RepoPin
+from errkb.ingest.sources.base import Source
+from errkb.ingest.sources.folder import FolderSource
+from errkb.ingest.sources.git import GitSource, is_local, open_repo, reachable
+from errkb.ingest.sources.pypi import PypiSource
 
 Planned = tuple[RepoPin, Callable[[], Source]]  # the source is made lazily: PyPI downloads
 

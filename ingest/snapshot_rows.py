@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from ingest.records import FileResult, FlagDef, Site, error_id
+from errkb.core.records import FileResult, FlagDef, Site, error_id
 
 TITLE_CHARS = 120
 OCCURRENCE_COLUMNS = (

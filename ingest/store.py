@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from errkb.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
-from ingest.links import error_flag_rows
-from ingest.records import FlagDef, Site
-from ingest.snapshot_rows import (
+from errkb.core.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
+from errkb.core.records import FlagDef, Site
+from errkb.core.search.update import update_search_index
+from errkb.ingest.flag_links.linker import error_flag_rows
+from errkb.ingest.snapshot_rows import (
     ERROR_FLAG_COLUMNS,
     FLAG_COLUMNS,
     OCCURRENCE_COLUMNS,
@@ -28,8 +29,7 @@ from ingest.snapshot_rows import (
     occurrence_row,
     prepare_site,
 )
-from ingest.sources.base import SnapshotInfo
-from service.search_update import update_search_index
+from errkb.ingest.sources.base import SnapshotInfo
 
 T = TypeVar("T")
 BATCH = 500  # rows per statement and keys per IN (...) list: well under every bind limit

@@ -12,16 +12,15 @@ import os
 import pickle
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
-from ingest.extract import extract_file
-from ingest.extract.incremental import Split, extract_by_units, split_file
-from ingest.filecache import encode_result
-from ingest.links import Linker
-from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+from errkb.core.records import ExtractConfig, FileResult
+from errkb.ingest.extract import extract_file
+from errkb.ingest.extract.incremental import Split, extract_by_units, split_file
+from errkb.ingest.filecache import encode_result
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,20 +60,6 @@ def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[P
         split = split_file(data, path, config)
         out.append(None if split is None else PackedSplit(split.lookups, pickle.dumps(split, 5)))
     return out
-
-
-def link_chunk(
-    sites: list[Site], catalog: Mapping[str, FlagDef]
-) -> list[tuple[Site, list[dict[str, Any]]]]:
-    """Each site with its flag involvements against the snapshot's flag catalog.
-
-    The pipeline runs it inline (few sites read a flag; the read filter skips the rest), with the
-    cyclic GC paused as in the workers: linking makes no reference cycles, and the objects it
-    keeps (parsed guards, links) would otherwise set off collections of the whole heap.
-    """
-    with gc_paused():
-        linker = Linker(catalog)
-        return [(site, linker.involvements(site)) for site in sites]
 
 
 @contextmanager
@@ -164,7 +149,7 @@ class Workers:
     def _start(self) -> Executor:
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["ingest.workers"])
+            context.set_forkserver_preload(["errkb.ingest.workers"])
             self._pool = ProcessPoolExecutor(
                 max_workers=self.count, mp_context=context, initializer=_init_worker
             )

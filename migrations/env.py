@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from alembic import context
 
-from errkb.db import engine_from_settings
-from errkb.models import Base
-from errkb.settings import Settings
+from errkb.core.db import engine_from_settings
+from errkb.core.models import Base
+from errkb.core.settings import Settings
 
 config = context.config
 

@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from errkb.db import engine_from_settings, session_factory, upgrade
-from errkb.errors import ErrkbError
-from errkb.settings import Settings
+from errkb.core.db import engine_from_settings, session_factory, upgrade
+from errkb.core.errors import ErrkbError
+from errkb.core.settings import Settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -38,18 +38,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def handled(_: Request, exc: ErrkbError) -> JSONResponse:
         return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
 
-    from service.api import router as api_router
+    from errkb.service.health import router as api_router
 
     app.include_router(api_router)
-    from service.api_search import router as search_router
-    from service.pages import install_pages
+    from errkb.service.pages.routes import install_pages
+    from errkb.service.search.routes import router as search_router
 
     app.include_router(search_router)
-    from service.api_errors import router as errors_router
+    from errkb.service.entries.routes import router as errors_router
 
     app.include_router(errors_router)
     install_pages(app)
-    from service.match_api import install_matcher
+    from errkb.service.match.routes import install_matcher
 
     install_matcher(app)
     return app

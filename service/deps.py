@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from errkb.settings import Settings
+from errkb.core.settings import Settings
 
 
 def get_session(request: Request) -> Iterator[Session]:

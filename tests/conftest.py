@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from errkb.db import make_engine, upgrade
-from errkb.models import Base
+from errkb.core.db import make_engine, upgrade
+from errkb.core.models import Base
 
 PG_ADMIN_URL = os.environ.get(
     "ERRKB_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from errkb.models import Base, Repo, Snapshot
+from errkb.core.models import Base, Repo, Snapshot
 
 # Depend on how a run went (timing, what the cache already held), not on what is known.
 RUN_FIELDS = {"ingested_at", "seconds", "files_parsed", "cache_hits", "created_at"}

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from errkb.models import Error, Occurrence, Repo, Snapshot
-from service.search_index import refresh_search_index
+from errkb.core.models import Error, Occurrence, Repo, Snapshot
+from errkb.core.search.index import refresh_search_index
 
 MESSAGES = [
     # (message, exception, path, qualname, flags, snapshots)

@@ -1,7 +1,7 @@
 """The sglang knowledge base that several test modules share, built once by the real pipeline.
 
 Building it parses four real releases, so it is cached in a file keyed by a hash of the code that
-writes it (ingest/, the schema and migrations, the search index the store fills, pins.toml) and
+writes it (ingest/, the core with its schema and search index, migrations, the pins) and
 built under a file lock; each test session works on its own copy.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from errkb.db import make_engine, upgrade
-from ingest import plan
-from ingest.pins import load_pins
-from ingest.pipeline import Job, ingest_snapshot
+from errkb.core.db import make_engine, upgrade
+from errkb.ingest import plan
+from errkb.ingest.pins import load_pins
+from errkb.ingest.pipeline import Job, ingest_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "errkb-tests"
@@ -35,9 +35,8 @@ def _digest(paths: list[Path]) -> str:
 
 def code_digest() -> str:
     """A hash of everything that decides the knowledge base's contents."""
-    files = [ROOT / "pins.toml", ROOT / "errkb" / "models.py", ROOT / "errkb" / "db.py"]
-    files += [ROOT / "service" / f"search_{name}.py" for name in ("index", "update", "terms")]
-    for folder in ("ingest", "migrations"):
+    files = [ROOT / "errkb" / "pins.toml"]
+    for folder in ("errkb/core", "ingest", "migrations"):
         files += sorted((ROOT / folder).rglob("*.py"))
     return _digest(files)
 
@@ -45,7 +44,7 @@ def code_digest() -> str:
 def extraction_digest() -> str:
     """A hash of the code whose output the file cache holds (per-file extraction only)."""
     files = sorted((ROOT / "ingest" / "extract").rglob("*.py"))
-    files += [ROOT / "ingest" / "records.py", ROOT / "ingest" / "flags.py"]
+    files += [ROOT / "errkb" / "core" / "records.py"]
     return _digest(files)
 
 

@@ -10,11 +10,11 @@ import os
 import textwrap
 from pathlib import Path
 
-from errkb.db import make_engine, upgrade
-from ingest.pins import RepoPin
-from ingest.pipeline import Job, ingest_snapshot
-from ingest.records import Segment, Template, error_id
-from ingest.sources.folder import FolderSource
+from errkb.core.db import make_engine, upgrade
+from errkb.core.records import Segment, Template, error_id
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.folder import FolderSource
 
 REPO = RepoPin(name="acme/pools", path_prefix="python/")
 PATH = "python/pkg/pool.py"

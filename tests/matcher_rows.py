@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from service.matcher import ErrorRow, OccurrenceRow
+from errkb.service.match.matcher import ErrorRow, OccurrenceRow
 
 
 def segments(display: str) -> list[dict[str, object]]:

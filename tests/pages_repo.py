@@ -12,9 +12,9 @@ from pathlib import Path
 
 from knowledge_repo import REPO, write_version
 
-from errkb.db import make_engine, upgrade
-from ingest.pipeline import Job, ingest_snapshot
-from ingest.sources.folder import FolderSource
+from errkb.core.db import make_engine, upgrade
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.folder import FolderSource
 
 XSS_MESSAGE = "Invalid value <script>alert(1)</script> for --tp-size"
 EVIL = """

@@ -15,12 +15,12 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from errkb.cli import app as cli
-from errkb.db import session_factory
-from errkb.models import AiExplanation
-from errkb.settings import Settings
-from service.ai import AiError, enrich
-from service.entries import build_entry
+from errkb.cli.main import app as cli
+from errkb.core.db import session_factory
+from errkb.core.models import AiExplanation
+from errkb.core.settings import Settings
+from errkb.service.entries.ai import AiError, enrich
+from errkb.service.entries.build import build_entry
 
 PROSE = {
     "what_it_means": "Unified memory cannot be combined with PD on SWA models.",

@@ -25,9 +25,9 @@ from pages_repo import XSS_MESSAGE, ingest_pages_repo
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from sqlalchemy import select
 
-from errkb.db import make_engine, session_factory
-from errkb.models import Error, Occurrence, Snapshot
-from service.export import export_site
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.service.pages.export import export_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.sglang]
 
@@ -99,7 +99,7 @@ def server(kb: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = (tmp_path_factory.mktemp("uvicorn") / "server.log").open("w+")
     env = {**os.environ, "ERRKB_DATABASE_URL": kb, "ERRKB_PUBLIC_URL": ""}
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "service.app:create_app"]
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "errkb.service.app:create_app"]
     proc = subprocess.Popen(
         [*cmd, "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,

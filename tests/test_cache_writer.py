@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, select
 
-from errkb.models import FileCache
-from ingest.cache_writer import CacheWriter
+from errkb.core.models import FileCache
+from errkb.ingest.cache_writer import CacheWriter
 
 
 def _rows(engine: Engine) -> dict[str, bytes]:

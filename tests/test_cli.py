@@ -10,9 +10,9 @@ from gitrepo import commit, new_repo
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from errkb.cli import app
-from errkb.db import make_engine
-from errkb.models import Error, Snapshot
+from errkb.cli.main import app
+from errkb.core.db import make_engine
+from errkb.core.models import Error, Snapshot
 
 RAISING = "def f(n):\n    if n < 0:\n        raise ValueError(f'n must be >= 0, got {n}')\n"
 

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from errkb.cli import app
-from errkb.settings import Settings
+from errkb.cli.main import app
+from errkb.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,10 @@ def test_database_url_reaches_the_postgres_service() -> None:
 
 def test_dockerfile_ships_what_the_commands_need() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for needed in ("pins.toml", "migrations", "ingest", "service", "errkb", "pyproject.toml"):
-        assert needed in dockerfile
+    # Every folder the package is built from is copied in, and the image installs the wheel.
+    for needed in ("migrations", "ingest", "knowledge", "service", "errkb", "pyproject.toml"):
+        assert f"COPY {needed} " in dockerfile, needed
+    assert "pip wheel" in dockerfile and "/wheels/*.whl" in dockerfile
+    assert "-e ." not in dockerfile
     for var in ("ERRKB_DATA_DIR", "ERRKB_CACHE_DIR", "ERRKB_HOST"):
         assert var in dockerfile and var.removeprefix("ERRKB_").lower() in Settings.model_fields

@@ -11,10 +11,10 @@ from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, ingest_small_repo, litera
 from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session
 
-from errkb.db import session_factory
-from errkb.errors import NotFound
-from errkb.models import Error
-from service.entries import build_entry
+from errkb.core.db import session_factory
+from errkb.core.errors import NotFound
+from errkb.core.models import Error
+from errkb.service.entries.build import build_entry
 
 
 @pytest.fixture

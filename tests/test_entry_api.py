@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 from knowledge_repo import SWA_MESSAGE, ingest_small_repo, literal_id
 
-from errkb.settings import Settings
-from service.app import create_app
+from errkb.core.settings import Settings
+from errkb.service.app import create_app
 
 
 async def _get(

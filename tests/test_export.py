@@ -15,9 +15,10 @@ from linkcheck import check_site
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 from sqlalchemy import func, select
 
-from errkb.db import make_engine, session_factory
-from errkb.models import Error
-from service.export import export_site
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Error
+from errkb.service.pages import export_entries
+from errkb.service.pages.export import export_site
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,9 +41,8 @@ def _sitemap_locs(site: Path) -> list[str]:
 def test_small_export_is_complete_linked_and_escaped(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service.export_entries
 
-    monkeypatch.setattr(service.export_entries, "CHUNK", 3)  # several chunks in two processes
+    monkeypatch.setattr(export_entries, "CHUNK", 3)  # several chunks in two processes
     ingest_pages_repo(db_url, tmp_path / "src")
     ids = _error_ids(db_url)
     site = tmp_path / "site"

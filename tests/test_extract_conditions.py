@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ingest.extract import extract_file
-from ingest.records import Condition, ExtractConfig, Site
+from errkb.core.records import Condition, ExtractConfig, Site
+from errkb.ingest.extract import extract_file
 
 
 def sites_of(source: str) -> list[Site]:

@@ -11,11 +11,11 @@ import zipfile
 import pytest
 from wheels import sglang_wheel
 
-import ingest.extract.incremental as incremental
-from ingest.extract import extract_file
-from ingest.extract.incremental import extract_by_units, split_file
-from ingest.extract.units import aligned, masked, split_units
-from ingest.records import ExtractConfig, FileResult
+import errkb.ingest.extract.incremental as incremental
+from errkb.core.records import ExtractConfig, FileResult
+from errkb.ingest.extract import extract_file
+from errkb.ingest.extract.incremental import extract_by_units, split_file
+from errkb.ingest.extract.units import aligned, masked, split_units
 
 CONFIG = ExtractConfig(flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"))
 PAD = "\n".join(f"# padding line {i} to pass the small-file threshold" for i in range(90)) + "\n"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import ingest.flags
-from ingest.extract import EXTRACTOR_VERSION, extract_file
-from ingest.records import ExtractConfig, FileResult
+from errkb.core.records import ExtractConfig, FileResult
+from errkb.ingest.extract import EXTRACTOR_VERSION, extract_file, flag_defs
 
 CONFIG = ExtractConfig(max_bytes=1_000_000)
 RAISE = b"raise ValueError('x')\n"
@@ -84,7 +83,7 @@ def test_a_failing_flag_extractor_does_not_lose_sites(monkeypatch: pytest.Monkey
     def broken(*args: object) -> tuple[()]:
         raise KeyError("flag bug")
 
-    monkeypatch.setattr(ingest.flags, "flags_from_tree", broken)
+    monkeypatch.setattr(flag_defs, "flags_from_tree", broken)
     result = extract_file(b"p.add_argument('--x')\n" + RAISE, "a.py", CONFIG)
     assert result.status == "ok"
     assert len(result.sites) == 1
@@ -100,7 +99,7 @@ def test_flag_extractor_is_called_only_when_flags_are_possible(
         calls.append(path)
         return ()
 
-    monkeypatch.setattr(ingest.flags, "flags_from_tree", spy)
+    monkeypatch.setattr(flag_defs, "flags_from_tree", spy)
     extract_file(RAISE, "no_flags.py", CONFIG)
     extract_file(b"p.add_argument('--x')\n", "flags.py", CONFIG)
     assert calls == ["flags.py"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from ingest.extract import extract_file
-from ingest.records import ExtractConfig, Site
+from errkb.core.records import ExtractConfig, Site
+from errkb.ingest.extract import extract_file
 
 SOURCE = textwrap.dedent(
     """\

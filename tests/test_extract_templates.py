@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from ingest.extract import extract_file
-from ingest.records import ExtractConfig, Segment, Site, Template
+from errkb.core.records import ExtractConfig, Segment, Site, Template
+from errkb.ingest.extract import extract_file
 
 
 def sites_of(source: str) -> list[Site]:

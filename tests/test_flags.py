@@ -9,8 +9,9 @@ import zipfile
 import pytest
 from wheels import sglang_wheel
 
-from ingest.flags import class_markers, flag_catalog, flags_from_tree
-from ingest.records import FlagDef
+from errkb.core.flag_catalog import flag_catalog
+from errkb.core.records import FlagDef
+from errkb.ingest.extract.flag_defs import class_markers, flags_from_tree
 
 
 def _flags(source: str, classes: tuple[str, ...] = ()) -> tuple[FlagDef, ...]:

@@ -21,12 +21,12 @@ from kbcache import CACHE, copy_file_cache
 from sqlalchemy import Engine, func, select
 from typer.testing import CliRunner
 
-from errkb.cli import app
-from errkb.db import make_engine, upgrade
-from errkb.models import Error, Occurrence, Snapshot
-from errkb.settings import Settings
-from ingest.sources.pypi import cached_archive
-from service.app import create_app
+from errkb.cli.main import app
+from errkb.core.db import make_engine, upgrade
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.core.settings import Settings
+from errkb.ingest.sources.pypi import cached_archive
+from errkb.service.app import create_app
 
 pytestmark = pytest.mark.sglang
 

@@ -15,9 +15,29 @@ import pytest
 from conftest import drop_pg, fresh_pg_url
 from dbdump import dump
 
-from errkb.db import make_engine
+from errkb.core.db import make_engine
 
-CLI = [sys.executable, "-c", "from errkb.cli import app; app()"]
+CLI = [sys.executable, "-c", "from errkb.cli.main import app; app()"]
+# The CLI with a pause inside the snapshot's open transaction: `write_snapshot` is wrapped so the
+# kill test can SIGKILL an ingest at exactly that point (no hook in the production settings).
+PAUSING_CLI = [
+    sys.executable,
+    "-c",
+    """
+import os, sys, time
+from errkb.ingest import store
+
+def pause():
+    seconds = float(os.environ["PAUSE_BEFORE_COMMIT"])
+    print(f"test hook: pausing {seconds}s before commit", file=sys.stderr, flush=True)
+    time.sleep(seconds)
+
+write_snapshot = store.write_snapshot
+store.write_snapshot = lambda *a, **kw: write_snapshot(*a, **{**kw, "before_commit": pause})
+from errkb.cli.main import app
+app()
+""",
+]
 PINS = '[[repos]]\nname = "tests/kill"\nexceptions = ["ValueError"]\n'
 
 
@@ -60,7 +80,7 @@ def _env(url: str, tmp_path: Path, pause: float = 0) -> dict[str, str]:
         ERRKB_DATABASE_URL=url,
         ERRKB_CACHE_DIR=str(tmp_path / "cache"),
         ERRKB_DATA_DIR=str(tmp_path / "data"),
-        ERRKB_TEST_PAUSE_BEFORE_COMMIT=str(pause),
+        PAUSE_BEFORE_COMMIT=str(pause),
     )
     return env
 
@@ -79,7 +99,7 @@ def _ingest(url: str, tmp_path: Path, folder: Path, label: str) -> None:
 
 def _kill_mid_snapshot(url: str, tmp_path: Path, folder: Path, label: str) -> None:
     """Start an ingest, wait until its snapshot transaction is open, SIGKILL it."""
-    args = [*CLI, "ingest", "--pins", str(tmp_path / "pins.toml"), "--repo", "tests/kill"]
+    args = [*PAUSING_CLI, "ingest", "--pins", str(tmp_path / "pins.toml"), "--repo", "tests/kill"]
     proc = subprocess.Popen(
         [*args, "--dir", str(folder), "--label", label],
         env=_env(url, tmp_path, pause=120),

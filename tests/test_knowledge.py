@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from knowledge_checks import guard_holds
 
-from ingest.knowledge import explain_error
-from ingest.knowledge.commands import escape, trigger_args
-from ingest.knowledge.environment import named_in_message
-from ingest.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
-from ingest.knowledge.message import advice, category, rules, sentences
-from ingest.knowledge.related import rank_related, similarity
-from ingest.knowledge.timeline import timeline
-from ingest.knowledge.wording import activity, cli_value
-from ingest.links import flag_involvements
-from ingest.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from errkb.ingest.flag_links.linker import flag_involvements
+from errkb.knowledge import explain_error
+from errkb.knowledge.commands import escape, trigger_args
+from errkb.knowledge.environment import named_in_message
+from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
+from errkb.knowledge.message import advice, category, rules, sentences
+from errkb.knowledge.related import rank_related, similarity
+from errkb.knowledge.timeline import timeline
+from errkb.knowledge.wording import activity, cli_value
 
 LAUNCH = "python -m srv.launch --model-path <model>"
 

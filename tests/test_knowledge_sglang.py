@@ -14,12 +14,12 @@ from knowledge_checks import flag_values, guard_holds
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from errkb.db import make_engine, session_factory
-from errkb.models import Error, Flag, Occurrence, Snapshot
-from ingest.records import Segment, Template, error_id
-from service.entries import build_entry
-from service.entry_facts import snapshot_explanations
-from service.schemas import Entry
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Error, Flag, Occurrence, Snapshot
+from errkb.core.records import Segment, Template, error_id
+from errkb.service.entries.build import build_entry
+from errkb.service.entries.facts import snapshot_explanations
+from errkb.service.entries.schemas import Entry
 
 pytestmark = pytest.mark.sglang
 

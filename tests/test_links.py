@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingest.links import flag_involvements, message_flags
-from ingest.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from errkb.ingest.flag_links.linker import flag_involvements, message_flags
 
 REF_MESSAGE = (
     "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "

@@ -13,13 +13,13 @@ from collections import Counter
 import pytest
 from wheels import ROOT, sglang_wheel
 
-from ingest.extract import extract_file
-from ingest.flag_reads import Reads, parse_expr
-from ingest.links import Linker
-from ingest.pins import load_pins
-from ingest.pipeline import NoProgress, flag_catalog, link_sites
-from ingest.records import FlagDef, Site
-from ingest.sources.pypi import archive_files
+from errkb.core.flag_catalog import flag_catalog
+from errkb.core.records import FlagDef, Site
+from errkb.ingest.extract import extract_file
+from errkb.ingest.flag_links.linker import Linker, linked_sites
+from errkb.ingest.flag_links.reads import Reads, parse_expr
+from errkb.ingest.pins import load_pins
+from errkb.ingest.sources.pypi import archive_files
 
 pytestmark = pytest.mark.sglang
 
@@ -49,7 +49,7 @@ def test_filtered_linking_equals_exhaustive_linking_on_every_site(
     sites, catalog = release_0523
     exhaustive = Linker(catalog, exhaustive=True)
     expected = [exhaustive.involvements(site) for site in sites]
-    linked = link_sites(sites, catalog, NoProgress())
+    linked = linked_sites(sites, catalog)
     assert [site for site, _ in linked] == sites
     for (site, links), want in zip(linked, expected, strict=True):
         assert links == want, f"{site.path}:{site.line}"

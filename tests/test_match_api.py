@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 from match_project import PATH, SWA, ingest_version, swa_id, swa_line, traceback
 
-from errkb.settings import Settings
-from service.app import create_app
+from errkb.core.settings import Settings
+from errkb.service.app import create_app
 
 Client = Callable[[httpx.AsyncClient, Any], Awaitable[Any]]
 

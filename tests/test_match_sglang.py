@@ -24,16 +24,16 @@ from kbcache import CACHE, MAX_BYTES, code_digest, sglang_kb_file
 from match_corpus import cut, embed, render
 from sqlalchemy import select
 
-from errkb.db import make_engine
-from errkb.models import Error, Occurrence, Snapshot
-from errkb.settings import Settings
-from ingest import plan
-from ingest.pins import load_pins
-from ingest.pipeline import Job, ingest_snapshot
-from service.app import create_app
-from service.matcher import MatchIndex, match_text
-from service.matcher.index import Entry
-from service.matcher.loader import load_index
+from errkb.core.db import make_engine
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.core.settings import Settings
+from errkb.ingest import plan
+from errkb.ingest.pins import load_pins
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.service.app import create_app
+from errkb.service.match.matcher import MatchIndex, match_text
+from errkb.service.match.matcher.index import Entry
+from errkb.service.match.matcher.loader import load_index
 
 pytestmark = pytest.mark.sglang
 

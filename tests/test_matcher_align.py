@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.matcher.align import MAX_GAP, MAX_SEEDS, alignments
+from errkb.service.match.matcher.align import MAX_GAP, MAX_SEEDS, alignments
 
 PIECES = ("Theinput(", "tokens)islongerthanthemodel'scontextlength(", "tokens).")
 

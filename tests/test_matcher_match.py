@@ -6,8 +6,8 @@ import random
 
 from matcher_rows import occ, row
 
-from service.matcher import build_index, match_text
-from service.matcher.normalize import squeeze
+from errkb.service.match.matcher import build_index, match_text
+from errkb.service.match.matcher.normalize import squeeze
 
 SWA = (
     "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "

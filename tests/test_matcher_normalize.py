@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from service.matcher.normalize import prefix_length, prepare, squeeze, tokens
+from errkb.service.match.matcher.normalize import prefix_length, prepare, squeeze, tokens
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.matcher.score import match_score
+from errkb.service.match.matcher.score import match_score
 
 
 def test_a_long_message_shown_in_full_is_confident() -> None:

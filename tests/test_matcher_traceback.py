@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from matcher_rows import occ, row
 
-from service.matcher.index import OccurrenceRow, compile_entry
-from service.matcher.normalize import prepare
-from service.matcher.traceback import Frame, frame_before, is_foreign, pinned_sites
+from errkb.service.match.matcher.frames import Frame, frame_before, is_foreign, pinned_sites
+from errkb.service.match.matcher.index import OccurrenceRow, compile_entry
+from errkb.service.match.matcher.normalize import prepare
 
 SITE_PACKAGES = "/usr/lib/python3.11/site-packages"
 TRACEBACK = f"""Traceback (most recent call last):

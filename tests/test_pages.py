@@ -14,10 +14,10 @@ from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 from sqlalchemy import select
 
-from errkb.db import make_engine, session_factory
-from errkb.models import Error
-from errkb.settings import Settings
-from service.app import create_app
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Error
+from errkb.core.settings import Settings
+from errkb.service.app import create_app
 
 SECTIONS = ["message", "meaning", "source", "solutions", "when", "flags", "timeline", "related"]
 
@@ -232,7 +232,7 @@ def _contrast(a: str, b: str) -> float:
 
 
 def test_text_colors_meet_wcag_aa_in_light_and_dark() -> None:
-    css = (Path(__file__).resolve().parent.parent / "service/static/site.css").read_text()
+    css = (Path(__file__).resolve().parent.parent / "service/pages/static/site.css").read_text()
     blocks = [part.split("}", 1)[0] for part in css.split(":root {")[1:]]
     assert len(blocks) == 2  # light, then the prefers-color-scheme: dark override
     pairs = [

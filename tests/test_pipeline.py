@@ -11,12 +11,12 @@ from dbdump import dump
 from gitrepo import commit, new_repo
 from sqlalchemy import Engine, func, select
 
-from errkb.models import Error, FileCache, Flag, Meta, Occurrence, Snapshot
-from ingest.pins import RepoPin
-from ingest.pipeline import Job, ingest_snapshot
-from ingest.sources.base import blob_sha
-from ingest.sources.folder import FolderSource
-from ingest.sources.git import GitSource
+from errkb.core.models import Error, FileCache, Flag, Meta, Occurrence, Snapshot
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.base import blob_sha
+from errkb.ingest.sources.folder import FolderSource
+from errkb.ingest.sources.git import GitSource
 
 PIN = RepoPin(name="tests/hostile")
 GOOD = (
@@ -243,9 +243,9 @@ def test_streaming_while_reading_stores_what_a_plain_run_stores(
 ) -> None:
     """Cache lookups and worker jobs started while files are read (forced on for this small
     project, on two processes) give the same database as one plain in-process run."""
-    import ingest.file_results as file_results
-    from errkb.db import make_engine, upgrade
-    from ingest.workers import Workers
+    import errkb.ingest.file_results as file_results
+    from errkb.core.db import make_engine, upgrade
+    from errkb.ingest.workers import Workers
 
     submitted: list[str] = []
     real_submit = Workers.submit
@@ -278,9 +278,9 @@ def test_changed_modules_reuse_unit_rows_on_both_databases(
 ) -> None:
     """Function-unit rows are stored and reused through the real file cache (SQLite and
     PostgreSQL), and the stored occurrences equal a whole-file extraction of each module."""
-    import ingest.extract.incremental as incremental
-    from ingest.extract import extract_file
-    from ingest.records import error_id
+    import errkb.ingest.extract.incremental as incremental
+    from errkb.core.records import error_id
+    from errkb.ingest.extract import extract_file
 
     roots = [project(tmp_path / f"v{v}", v) for v in (1, 2)]
     _ingest(engine, roots[0], "v1")

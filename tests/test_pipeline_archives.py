@@ -14,13 +14,13 @@ from conftest import drop_pg, fresh_pg_url
 from dbdump import dump
 from sqlalchemy import Engine, select
 
-import ingest.sources.pypi as pypi
-from errkb.db import make_engine, upgrade
-from errkb.models import Flag
-from ingest.file_results import FileResults
-from ingest.pins import RepoPin
-from ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
-from ingest.sources.pypi import PypiSource
+import errkb.ingest.sources.pypi as pypi
+from errkb.core.db import make_engine, upgrade
+from errkb.core.models import Flag
+from errkb.ingest.file_results import FileResults
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
+from errkb.ingest.sources.pypi import PypiSource
 
 PIN = RepoPin(name="tests/archives")
 V1 = {

@@ -10,11 +10,11 @@ import pytest
 from gitrepo import commit, new_repo
 from sqlalchemy import Engine, select
 
-import ingest.sources.git as git_source
-from errkb.models import Error, Occurrence, Snapshot
-from ingest.pins import RepoPin
-from ingest.pipeline import Job, ingest_snapshot
-from ingest.sources.git import GitSource
+import errkb.ingest.sources.git as git_source
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.git import GitSource
 
 A = """def check(x):
     if x < 0:

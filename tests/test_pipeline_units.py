@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from errkb.errors import ConfigError
-from ingest.pins import Pins, RepoPin, load_pins
-from ingest.plan import git_repo_pin, pypi_planned
-from ingest.snapshot_rows import TITLE_CHARS, title_of
+from errkb.core.errors import ConfigError
+from errkb.ingest.pins import Pins, RepoPin, load_pins
+from errkb.ingest.plan import git_repo_pin, pypi_planned
+from errkb.ingest.snapshot_rows import TITLE_CHARS, title_of
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,9 +7,9 @@ import ast
 import pytest
 from test_links import CATALOG
 
-from ingest.flag_reads import Reads, parse_expr
-from ingest.links import Linker
-from ingest.records import FlagDef
+from errkb.core.records import FlagDef
+from errkb.ingest.flag_links.linker import Linker
+from errkb.ingest.flag_links.reads import Reads, parse_expr
 
 SERVER = "srv/server_args.py"
 TOOL = FlagDef(

@@ -10,12 +10,12 @@ import pytest
 from kb_small import MESSAGES, error_id_of, populate
 from sqlalchemy.orm import Session
 
-from errkb.db import make_engine, session_factory, upgrade
-from errkb.settings import Settings
-from service.app import create_app
-from service.search import search_errors
-from service.search_index import refresh_search_index
-from service.search_terms import Phrase, parse_query, terms
+from errkb.core.db import make_engine, session_factory, upgrade
+from errkb.core.search.index import refresh_search_index
+from errkb.core.search.terms import Phrase, parse_query, terms
+from errkb.core.settings import Settings
+from errkb.service.app import create_app
+from errkb.service.search.queries import search_errors
 
 QUERIES = [
     "enable-unified-memory",

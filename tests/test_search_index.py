@@ -18,14 +18,14 @@ from gitrepo import commit, new_repo
 from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy.orm import Session
 
-from ingest import store
-from ingest.pins import RepoPin
-from ingest.pipeline import Job, ingest_snapshot
-from ingest.sources.git import GitSource
-from service import search_update
-from service.search import search_errors
-from service.search_index import refresh_search_index, search_docs
-from service.search_terms import MAX_TOKEN, terms
+from errkb.core.search import update as search_update
+from errkb.core.search.index import refresh_search_index, search_docs
+from errkb.core.search.terms import MAX_TOKEN, terms
+from errkb.ingest import store
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.git import GitSource
+from errkb.service.search.queries import search_errors
 
 CLI_HEAD = """import argparse
 

@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 from wheels import sglang_wheel
 
-from ingest.extract import extract_file
-from ingest.records import ExtractConfig, FileResult, Site
+from errkb.core.records import ExtractConfig, FileResult, Site
+from errkb.ingest.extract import extract_file
 
 pytestmark = pytest.mark.sglang
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from errkb.errors import SourceError
-from ingest.sources.base import blob_sha
-from ingest.sources.folder import FolderSource
+from errkb.core.errors import SourceError
+from errkb.ingest.sources.base import blob_sha
+from errkb.ingest.sources.folder import FolderSource
 
 
 def _tree(root: Path) -> Path:

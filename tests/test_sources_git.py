@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from gitrepo import commit, new_repo
 
-from errkb.errors import SourceError
-from ingest.sources.base import blob_sha
-from ingest.sources.git import GitSource, reachable
+from errkb.core.errors import SourceError
+from errkb.ingest.sources.base import blob_sha
+from errkb.ingest.sources.git import GitSource, reachable
 
 
 @pytest.fixture

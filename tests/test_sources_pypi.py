@@ -12,8 +12,8 @@ import git
 import pytest
 from kbcache import CACHE
 
-from ingest.sources.base import blob_sha, version_sort_key
-from ingest.sources.pypi import PypiSource, archive_files, cached_archive, repo_path
+from errkb.ingest.sources.base import blob_sha, version_sort_key
+from errkb.ingest.sources.pypi import PypiSource, archive_files, cached_archive, repo_path
 
 
 def test_blob_sha_is_gits_blob_hash(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ MAIN = """
 import os, sys
 with open(os.environ["IMPORT_LOG"], "a") as log:
     log.write(__name__ + "\\n")
-from ingest.workers import Workers, split_chunk
+from errkb.ingest.workers import Workers, split_chunk
 
 if __name__ == "__main__":
     with Workers(2) as workers:

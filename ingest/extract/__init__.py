@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 import warnings
 
-from ingest import flags
-from ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
-from ingest.extract.sites import SiteFinder
-from ingest.extract.source import SourceLines
-from ingest.records import ExtractConfig, FileResult, FlagDef, Site
+from errkb.core.records import ExtractConfig, FileResult, FlagDef, Site
+from errkb.ingest.extract import flag_defs as flags
+from errkb.ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
+from errkb.ingest.extract.sites import SiteFinder
+from errkb.ingest.extract.source import SourceLines
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
 EXTRACTOR_VERSION = "3"

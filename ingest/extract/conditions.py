@@ -18,8 +18,8 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
-from ingest.extract.scope import Assigned, Position, Scope
-from ingest.records import Condition
+from errkb.core.records import Condition
+from errkb.ingest.extract.scope import Assigned, Position, Scope
 
 
 class Entry(NamedTuple):

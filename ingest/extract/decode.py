@@ -7,8 +7,8 @@ bad file costs a status string, never a crash or a long stall.
 
 from __future__ import annotations
 
-from ingest.flags import class_markers
-from ingest.records import ExtractConfig, FileResult
+from errkb.core.records import ExtractConfig, FileResult
+from errkb.ingest.extract.flag_defs import class_markers
 
 FLAG_MARKER = b"add_argument"
 NUL = b"\x00"

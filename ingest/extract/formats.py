@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ingest.records import Segment
+from errkb.core.records import Segment
 
 
 @dataclass(frozen=True)

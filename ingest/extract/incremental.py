@@ -34,15 +34,7 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
-from ingest.extract import flags_of
-from ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
-from ingest.extract.scope import Scope
-from ingest.extract.sites import SiteFinder, lines_mentioning
-from ingest.extract.snippet import CONTEXT_BELOW
-from ingest.extract.source import SourceLines
-from ingest.extract.units import Unit, aligned, masked, split_units
-from ingest.flags import flag_class_globs
-from ingest.records import (
+from errkb.core.records import (
     UNIT_RESULT,
     ExtractConfig,
     FileResult,
@@ -51,6 +43,14 @@ from ingest.records import (
     Snippet,
     UnitResult,
 )
+from errkb.ingest.extract import flags_of
+from errkb.ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
+from errkb.ingest.extract.flag_defs import flag_class_globs
+from errkb.ingest.extract.scope import Scope
+from errkb.ingest.extract.sites import SiteFinder, lines_mentioning
+from errkb.ingest.extract.snippet import CONTEXT_BELOW
+from errkb.ingest.extract.source import SourceLines
+from errkb.ingest.extract.units import Unit, aligned, masked, split_units
 
 UNIT, VALID = "u:", "n:"
 MIN_UNIT_BYTES = 4_000  # smaller files are parsed whole: splitting them saves nothing

@@ -14,12 +14,12 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
-from ingest.extract.conditions import Entry, Frame, GuardChains, position
-from ingest.extract.scope import Scope
-from ingest.extract.snippet import snippet_for
-from ingest.extract.source import SourceLines
-from ingest.extract.templates import TemplateBuilder
-from ingest.records import Segment, Site, Template
+from errkb.core.records import Segment, Site, Template
+from errkb.ingest.extract.conditions import Entry, Frame, GuardChains, position
+from errkb.ingest.extract.scope import Scope
+from errkb.ingest.extract.snippet import snippet_for
+from errkb.ingest.extract.source import SourceLines
+from errkb.ingest.extract.templates import TemplateBuilder
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ingest.extract.source import SourceLines
-from ingest.records import Snippet
+from errkb.core.records import Snippet
+from errkb.ingest.extract.source import SourceLines
 
 MAX_ABOVE = 40  # lines above the raise, however far out the outermost guard is
 CONTEXT_ABOVE = 2  # lines shown above the outermost guard (usually its comment)

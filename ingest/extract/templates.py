@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ast
 
-from ingest.extract.formats import fill, format_pieces, percent_args, percent_pieces
-from ingest.extract.scope import Assigned, Augmented, Branches, Definition, Position, Scope
-from ingest.records import Segment, Template
+from errkb.core.records import Segment, Template
+from errkb.ingest.extract.formats import fill, format_pieces, percent_args, percent_pieces
+from errkb.ingest.extract.scope import Assigned, Augmented, Branches, Definition, Position, Scope
 
 MAX_DEPTH = 200  # nested resolutions (names bound to names, branches) before giving up
 MAX_REPEAT = 200  # longest text kept from `"-" * n`

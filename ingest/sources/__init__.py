@@ -1,5 +1,5 @@
 """Snapshot sources: git commits, PyPI releases and local folders, each yielding repo-path files."""
 
-from ingest.sources.base import SnapshotInfo, Source, SourceFile, blob_sha
+from errkb.ingest.sources.base import SnapshotInfo, Source, SourceFile, blob_sha
 
 __all__ = ["SnapshotInfo", "Source", "SourceFile", "blob_sha"]

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from errkb.errors import SourceError
-from ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
+from errkb.core.errors import SourceError
+from errkb.ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
 
 
 class FolderSource:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import git
 
-from errkb.errors import SourceError
-from ingest.sources.base import (
+from errkb.core.errors import SourceError
+from errkb.ingest.sources.base import (
     KNOWN_BATCH,
     KnownFiles,
     SnapshotInfo,

@@ -19,8 +19,8 @@ from typing import BinaryIO
 
 from packaging.utils import canonicalize_name
 
-from errkb.errors import SourceError
-from ingest.sources.base import (
+from errkb.core.errors import SourceError
+from errkb.ingest.sources.base import (
     KNOWN_BATCH,
     KnownFiles,
     SnapshotInfo,

@@ -1,0 +1,1 @@
+"""The `errkb` command line, the top layer: it drives ingest and the service."""

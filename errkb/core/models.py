@@ -1,0 +1,181 @@
+"""The database schema: SQLAlchemy 2.0 typed models shared by `ingest` and `service`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Repo(Base):
+    """A project whose snapshots are ingested."""
+
+    __tablename__ = "repos"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)  # "sgl-project/sglang"
+    git_url: Mapped[str | None] = mapped_column(String(500))
+    web_url: Mapped[str | None] = mapped_column(
+        String(500)
+    )  # https://github.com/sgl-project/sglang
+    pypi_name: Mapped[str | None] = mapped_column(String(200))
+    path_prefix: Mapped[str] = mapped_column(String(200), default="")
+    launch_command: Mapped[str | None] = mapped_column(Text)
+
+
+class Snapshot(Base):
+    """One complete ingest of a commit, release or folder; a row exists only once it is complete."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (UniqueConstraint("repo_id", "kind", "commit"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), index=True)
+    label: Mapped[str] = mapped_column(String(200))  # "0.5.18", "main@0132848349", folder label
+    kind: Mapped[str] = mapped_column(String(10))  # git | pypi | dir
+    ref: Mapped[str | None] = mapped_column(String(300))
+    commit: Mapped[str] = mapped_column(String(200))  # full SHA, version, or folder digest
+    date: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    link_base: Mapped[str | None] = mapped_column(String(500))  # ".../blob/v0.5.18/"
+    sort_key: Mapped[str] = mapped_column(String(200))  # orders snapshots of a repo
+    files: Mapped[int] = mapped_column(Integer, default=0)
+    files_parsed: Mapped[int] = mapped_column(Integer, default=0)
+    cache_hits: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    sites: Mapped[int] = mapped_column(Integer, default=0)
+    errors: Mapped[int] = mapped_column(Integer, default=0)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    repo: Mapped[Repo] = relationship()
+
+
+class Error(Base):
+    """A distinct error: (repo, exception, normalized template); id stable across versions."""
+
+    __tablename__ = "errors"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), index=True)
+    exception: Mapped[str] = mapped_column(String(200))
+    template: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # Segment dicts
+    form: Mapped[str] = mapped_column(String(20))
+    message: Mapped[str] = mapped_column(Text)  # display form
+    title: Mapped[str] = mapped_column(String(300))
+    repo: Mapped[Repo] = relationship()
+
+
+class Occurrence(Base):
+    """One raise site of an error in one snapshot."""
+
+    __tablename__ = "occurrences"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    error_id: Mapped[str] = mapped_column(ForeignKey("errors.id", ondelete="CASCADE"), index=True)
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), index=True
+    )
+    path: Mapped[str] = mapped_column(String(500), index=True)
+    line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    qualname: Mapped[str] = mapped_column(String(300))
+    conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    snippet: Mapped[dict[str, Any]] = mapped_column(JSON)
+    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # flag involvements
+    raise_source: Mapped[str] = mapped_column(Text)
+    snapshot: Mapped[Snapshot] = relationship()
+
+
+class ErrorFlag(Base):
+    """Which errors involve which flag dest in a snapshot: the index behind related errors."""
+
+    __tablename__ = "error_flags"
+    error_id: Mapped[str] = mapped_column(
+        ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True
+    )
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    dest: Mapped[str] = mapped_column(String(200), primary_key=True)
+    flag: Mapped[str] = mapped_column(String(200))
+
+
+class Flag(Base):
+    """A command-line option as defined in one snapshot."""
+
+    __tablename__ = "flags"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200), index=True)  # primary flag "--tp-size"
+    flags: Mapped[list[str]] = mapped_column(JSON)
+    dest: Mapped[str] = mapped_column(String(200), index=True)
+    type: Mapped[str | None] = mapped_column(String(200))
+    default: Mapped[str | None] = mapped_column(Text)
+    choices: Mapped[list[str] | None] = mapped_column(JSON)
+    help: Mapped[str | None] = mapped_column(Text)
+    path: Mapped[str] = mapped_column(String(500))
+    line: Mapped[int] = mapped_column(Integer)
+    origin: Mapped[str] = mapped_column(String(20))
+
+
+class FileCache(Base):
+    """Per-file extraction results keyed by content hash, shared across runs and sources."""
+
+    __tablename__ = "file_cache"
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    extractor: Mapped[str] = mapped_column(String(64), primary_key=True)  # version + config digest
+    result: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed FileResult JSON
+
+
+class Meta(Base):
+    """Key/value state, e.g. the ingest generation used for ETags and matcher rebuilds."""
+
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class AiExplanation(Base):
+    """Optional AI prose for an error, cached per (error, template hash, model)."""
+
+    __tablename__ = "ai_explanations"
+    error_id: Mapped[str] = mapped_column(
+        ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True
+    )
+    template_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    content: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+Index("ix_occurrences_error_snapshot", Occurrence.error_id, Occurrence.snapshot_id)
+Index(
+    "ix_occurrences_snapshot_qualname",
+    Occurrence.snapshot_id,
+    Occurrence.path,
+    Occurrence.qualname,
+)
+Index("ix_error_flags_snapshot_dest", ErrorFlag.snapshot_id, ErrorFlag.dest)

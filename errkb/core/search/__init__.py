@@ -1,0 +1,1 @@
+"""The full-text search index: written by the ingester, read by the service."""

@@ -1,0 +1,47 @@
+"""The one settings object: the only place that reads the environment (prefix `ERRKB_`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The default pins (sglang), installed with the package.
+DEFAULT_PINS = Path(__file__).resolve().parent.parent / "pins.toml"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration for the CLI, the ingester and the service."""
+
+    model_config = SettingsConfigDict(env_prefix="ERRKB_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Path("data")
+    database_url: str = ""  # empty: SQLite file under data_dir
+    pins_file: Path | None = None  # unset: ./pins.toml if present, else the packaged default
+    cache_dir: Path = Path("data/cache")
+    workers: int = Field(default=0, description="parse processes; 0 = all cores")
+    max_file_bytes: int = 2_000_000
+    max_body_bytes: int = 1 << 20
+    match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
+    host: str = "127.0.0.1"
+    port: int = 8000
+    llm_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    public_url: str = ""  # canonical base URL for pages, e.g. https://errkb.example.org
+
+    @property
+    def resolved_pins_file(self) -> Path:
+        """The pins file: the configured one, ./pins.toml, or the default shipped with errkb."""
+        if self.pins_file is not None:
+            return self.pins_file
+        local = Path("pins.toml")
+        return local if local.is_file() else DEFAULT_PINS
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The SQLAlchemy URL, defaulting to the embedded SQLite file."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'errkb.sqlite3').as_posix()}"

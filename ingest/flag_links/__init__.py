@@ -1,0 +1,1 @@
+"""Linking raise sites to the command-line flags their guards and messages read."""

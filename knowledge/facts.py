@@ -1,0 +1,166 @@
+"""The inputs and outputs of knowledge synthesis: small frozen records, no database types.
+
+The service reads rows and hands them over as these records; synthesis returns the derived
+fields as records too, each with its provenance, and the service turns them into the JSON schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from errkb.core.records import FlagDef
+
+Provenance = Literal[
+    "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
+]
+
+
+@dataclass(frozen=True)
+class Involvement:
+    """A flag linked to a site (see `ingest.links`), with its definition when it is known."""
+
+    flag: str
+    dest: str
+    sides: tuple[str, ...]
+    polarity: str | None = None
+    value: str | None = None
+    condition: str | None = None
+    required: bool = False
+    via: str | None = None
+    cli: bool = True
+    definition: FlagDef | None = None
+
+    @classmethod
+    def from_link(cls, link: Mapping[str, Any], definition: FlagDef | None) -> Involvement:
+        """Build from a stored link dict; unknown keys are ignored."""
+        return cls(
+            flag=str(link["flag"]),
+            dest=str(link["dest"]),
+            sides=tuple(link.get("sides") or ()),
+            polarity=link.get("polarity"),
+            value=link.get("value"),
+            condition=link.get("condition"),
+            required=bool(link.get("required")),
+            via=link.get("via"),
+            cli=bool(link.get("cli", True)) and (definition is None or definition.cli),
+            definition=definition,
+        )
+
+    @property
+    def in_condition(self) -> bool:
+        """True when a guard reads the flag."""
+        return "condition" in self.sides and self.polarity is not None
+
+    @property
+    def in_message(self) -> bool:
+        """True when the message names or prints the flag."""
+        return "message" in self.sides
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one occurrence of the error is raised in a snapshot."""
+
+    path: str
+    line: int
+    qualname: str = ""
+
+    @property
+    def site(self) -> str:
+        """`path:line`."""
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class SnapshotSites:
+    """One snapshot of the repo (ordered oldest first by the caller) and the error's sites there."""
+
+    label: str
+    date: datetime | None
+    sites: tuple[Placement, ...]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived sentence or paragraph with its sources."""
+
+    text: str
+    provenance: tuple[Provenance, ...]
+
+
+@dataclass(frozen=True)
+class DerivedItems:
+    """Derived short sentences with their sources."""
+
+    items: tuple[str, ...]
+    provenance: tuple[Provenance, ...]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One solution; `kind` is advice | flag | upgrade | downgrade | condition."""
+
+    kind: str
+    text: str
+    provenance: tuple[Provenance, ...]
+    flag: str | None = None
+    command: str | None = None
+    snapshot: str | None = None
+
+
+@dataclass(frozen=True)
+class ExampleFix:
+    """A before/after command line: `before` reaches the guard, `after` does not."""
+
+    before: str
+    after: str
+    note: str | None
+    provenance: tuple[Provenance, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A site that moved or changed line between two consecutive snapshots that raise it."""
+
+    kind: str  # moved | line_changed | added_site | removed_site
+    from_snapshot: str
+    to_snapshot: str
+    from_site: str | None
+    to_site: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class TimelinePoint:
+    """One snapshot and whether it raises the error."""
+
+    snapshot: str
+    date: datetime | None
+    present: bool
+    sites: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TimelineFacts:
+    """The error across the ingested snapshots (oldest first)."""
+
+    points: tuple[TimelinePoint, ...]
+    present_in: tuple[str, ...]
+    first_seen: str
+    last_seen: str
+    gone_in: str | None
+    absent_before: str | None
+    changes: tuple[Change, ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class RelatedError:
+    """A candidate related error and why."""
+
+    id: str
+    title: str
+    reason: str

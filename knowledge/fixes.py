@@ -1,0 +1,248 @@
+"""Solutions and the example fix, derived from the message, the flags and the history.
+
+Order: the message's own advice, then a change of each flag the guard requires (with the flag's
+default and help), then flags that are one alternative among several or only read, then the
+upgrade the timeline shows. When nothing names a way out, the entry says what is known (the
+guard that must stop holding, the value the message reports) instead of inventing a fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from errkb.core.records import Site
+from errkb.knowledge import environment, message
+from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
+from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.wording import (
+    code,
+    condition_clauses,
+    default_words,
+    flag_name,
+    flag_state,
+)
+
+MAX_HELP = 220
+
+
+def short_help(inv: Involvement) -> str | None:
+    """The flag's help, cut at a sentence end near MAX_HELP characters."""
+    d = inv.definition
+    if d is None or not d.help:
+        return None
+    text = " ".join(d.help.split())
+    if len(text) <= MAX_HELP:
+        return text
+    cut = text.rfind(". ", 0, MAX_HELP)
+    return text[: cut + 1] if cut > 40 else text[:MAX_HELP].rstrip() + "…"
+
+
+def _with_help(text: str, inv: Involvement) -> str:
+    help_ = short_help(inv)
+    return f"{text}. {inv.flag}: {help_}" if help_ else text + "."
+
+
+def _flag_fixes(flags: list[Involvement]) -> list[Fix]:
+    prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
+    out: list[Fix] = []
+    ordered = sorted(
+        (f for f in flags if f.in_condition),
+        key=lambda f: (not f.required, f.polarity == "other"),
+    )
+    for f in ordered:
+        esc = escape(f)
+        if esc is not None:
+            lead = "" if f.required else "Alternatively (one of several ways the guard holds): "
+            text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
+            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
+        else:
+            dflt = default_words(f)
+            text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests " + code(
+                f.condition or ""
+            )
+            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
+    for f in flags:
+        if not f.in_condition and f.in_message:
+            dflt = default_words(f)
+            text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
+            out.append(
+                Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
+            )
+    return out
+
+
+def _history_fixes(
+    tl: TimelineFacts | None, project: str, releases: Collection[str], pypi_name: str | None
+) -> tuple[list[Fix], list[Fix]]:
+    if tl is None:
+        return [], []
+    ups, downs = [], []
+    if tl.gone_in is not None:
+        command = (
+            f"pip install '{pypi_name}>={tl.gone_in}'"
+            if (pypi_name and tl.gone_in in releases)
+            else None
+        )
+        ups.append(
+            Fix(
+                "upgrade",
+                f"Upgrade to {project} {tl.gone_in} or later: the error is not raised there "
+                f"(last raised in {tl.last_seen}).",
+                ("derived:history",),
+                command=command,
+                snapshot=tl.gone_in,
+            )
+        )
+    if tl.absent_before is not None:
+        downs.append(
+            Fix(
+                "downgrade",
+                f"If this appeared after an upgrade: {project} {tl.absent_before} "
+                f"does not raise it "
+                f"(first raised in {tl.first_seen}).",
+                ("derived:history",),
+                snapshot=tl.absent_before,
+            )
+        )
+    return ups, downs
+
+
+def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
+    clauses = [c for cond in site.conditions for c in condition_clauses(cond, flags)]
+    shown = message.placeholders(site.template)
+    parts = ["No flag or advice in the code points to a fix"]
+    if clauses:
+        one = len(clauses) == 1
+        parts.append(
+            f"the {exception} is raised when {clauses[0] if one else 'all of these hold: '}"
+            + ("" if one else "; ".join(clauses))
+            + (": that must stop holding" if one else "; at least one must stop holding")
+        )
+    else:
+        parts.append(
+            f"no condition guards the raise in `{site.qualname}`: any call that "
+            "reaches it raises, so the input or call must change"
+        )
+    if shown:
+        parts.append(
+            "the message prints the value(s) involved: " + ", ".join(code(s) for s in shown)
+        )
+    prov: tuple[Provenance, ...] = (
+        ("derived:conditions", "derived:message") if shown else ("derived:conditions",)
+    )
+    return Fix("condition", "; ".join(parts) + ".", prov)
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _environment_fixes(site: Site) -> list[Fix]:
+    """Environment variables the guard reads or the message names: a lead, said as such."""
+    read = environment.read_by_guard(site.conditions)
+    named = [n for n in environment.named_in_message(site.template) if n not in read]
+    out = []
+    if read:
+        out.append(
+            Fix(
+                "condition",
+                "The guard reads the environment variable"
+                + ("s " if len(read) > 1 else " ")
+                + ", ".join(read)
+                + ": check how it is set where the process starts.",
+                ("derived:conditions",),
+            )
+        )
+    if named:
+        out.append(
+            Fix(
+                "condition",
+                "The message names " + ", ".join(named) + ": if that is an environment variable "
+                "or setting of yours, check its value.",
+                ("derived:message",),
+            )
+        )
+    return out
+
+
+def solutions(
+    site: Site,
+    flags: list[Involvement],
+    tl: TimelineFacts | None,
+    *,
+    exception: str,
+    project: str,
+    releases: Collection[str] = (),
+    pypi_name: str | None = None,
+) -> list[Fix]:
+    """Every solution, ordered; never empty."""
+    advice = [
+        Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
+    ]
+    flag_fixes = _flag_fixes(flags)
+    ups, downs = _history_fixes(tl, project, releases, pypi_name)
+    out = advice + flag_fixes + ups
+    out += _environment_fixes(site)
+    rules = message.rules(site.template)
+    if not advice and rules:
+        quoted = " ".join(f"“{_capitalized(r)}”" for r in rules[:3])
+        out.append(
+            Fix(
+                "condition",
+                f"Meet the requirement the message states: {quoted}",
+                ("derived:message",),
+            )
+        )
+    if not advice and not any(f.command or f.text.startswith("Remove") for f in flag_fixes):
+        out.append(_known_facts(site, flags, exception))
+    return out + downs
+
+
+def example_fix(
+    site: Site, flags: list[Involvement], launch_command: str | None
+) -> ExampleFix | None:
+    """Before/after command lines: before sets the flags so the guard holds, after escapes it."""
+    guarded = [f for f in flags if f.in_condition and f.required and f.cli]
+    if not guarded:
+        return None
+    args: dict[str, tuple[str, ...]] = {}
+    unset: list[Involvement] = []  # needed by the guard, but no value can be derived for them
+    for f in guarded:
+        trig = trigger_args(f)
+        if trig is None:
+            unset.append(f)
+        else:
+            args[f.dest] = trig
+    guarded = [f for f in guarded if f.dest in args]
+    fix = next(((f, e) for f in guarded if (e := escape(f)) is not None), None)
+    if fix is None:
+        return None
+    flag, esc = fix
+    after = dict(args)
+    after[flag.dest] = esc.args
+    launch = launch_command or "<launch command>"
+    before_cmd = " ".join([launch, *(a for v in args.values() for a in v)])
+    after_cmd = " ".join([launch, *(a for v in after.values() for a in v)])
+    if before_cmd == after_cmd:
+        return None
+    others = [
+        c
+        for cond in site.conditions
+        for c in condition_clauses(cond, flags)
+        if not any(c.startswith(f.flag + " ") for f in flags if f.in_condition)
+    ]
+    notes = [f"After: {esc.text[:1].lower() + esc.text[1:]}, so the guard no longer holds."]
+    if unset:
+        notes.append("Before also needs " + "; ".join(flag_state(f) for f in unset) + ".")
+    if others:
+        notes.append(
+            "The guard also needs state the command line does not set: "
+            + "; ".join(others[:4])
+            + ("; …" if len(others) > 4 else "")
+            + "."
+        )
+    if ANY_VALUE in before_cmd + after_cmd:
+        notes.append(f"{ANY_VALUE} stands for any value the guard accepts.")
+    return ExampleFix(
+        before_cmd, after_cmd, " ".join(notes), ("derived:flags", "derived:conditions")
+    )

@@ -1,0 +1,207 @@
+"""What a message says about itself: its sentences, its own advice, the rule it states.
+
+Messages often carry the best fix ("Drop --enable-unified-memory or run without PD."); this
+module finds such sentences by their leading verb or advice phrases, and classifies what kind of
+problem a message reports from its words. Plain string operations only.
+"""
+
+from __future__ import annotations
+
+from errkb.core.records import Template
+
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "approx", "no", "resp", "cf")
+_IMPERATIVES = frozenset(
+    "drop use set pass remove disable enable specify provide install upgrade downgrade update "
+    "increase decrease reduce lower choose select add change switch run try consider make "
+    "ensure check avoid unset turn rename configure call define register give supply restart "
+    "reinstall export move replace fix convert refer see".split()
+)
+_ADVICE_PHRASES = (
+    "please ",
+    "you can ",
+    "you may ",
+    "you should ",
+    "you need ",
+    "you must ",
+    "consider ",
+    "instead",
+    "try ",
+    "to fix",
+    "to avoid",
+    "to resolve",
+    "to disable",
+    "to enable",
+    "run with",
+    "run without",
+    "recommended",
+    "rerun",
+    "re-run",
+)
+_RULE_PHRASES = (
+    "must ",
+    "should ",
+    "needs to",
+    "need to",
+    "has to",
+    "have to",
+    "is required",
+    "are required",
+    "expected",
+    "expects",
+    "requires",
+    "require ",
+    "only support",
+    "only supported",
+    "not supported",
+    "does not support",
+    "do not support",
+    "cannot",
+    "can't",
+    "can not",
+    "not allowed",
+    "not compatible",
+    "incompatible",
+    "only be",
+    "only works",
+)
+# (words that signal it, situation sentence); first match wins.
+CATEGORIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (
+            "not supported",
+            "does not support",
+            "do not support",
+            "only support",
+            "unsupported",
+            "not yet",
+            "not compatible",
+            "incompatible",
+            "cannot be used with",
+            "cannot be combined",
+            "mutually exclusive",
+            "only works",
+        ),
+        "a combination of options, model or hardware that this code does not support",
+    ),
+    (("divisible", "multiple of"), "a size that does not divide evenly as required"),
+    (
+        ("mismatch", "does not match", "must match", "must be the same", "inconsistent", "differ"),
+        "two values that must agree but do not",
+    ),
+    (
+        (
+            "out of range",
+            "greater than",
+            "less than",
+            "at least",
+            "at most",
+            "exceeds",
+            "too large",
+            "too small",
+            "positive",
+            "negative",
+            "non-negative",
+            "between",
+            "must be >",
+            "must be <",
+        ),
+        "a value outside the accepted range",
+    ),
+    (
+        (
+            "unknown",
+            "unrecognized",
+            "invalid",
+            "not a valid",
+            "unexpected",
+            "choose from",
+            "must be one of",
+            "should be one of",
+            " not in ",
+        ),
+        "a value that is not one of the accepted ones",
+    ),
+    (
+        ("not found", "does not exist", "missing", "no such", "cannot find", "could not find"),
+        "something required that cannot be found",
+    ),
+    (
+        ("required", "must be set", "must be specified", "must be provided", "is none", "empty"),
+        "a required value that was not given",
+    ),
+    (("deprecated", "removed", "no longer"), "an option or usage that is no longer accepted"),
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a message, split after `.`/`!`/`?`/`;` followed by a space (not `e.g.`)."""
+    out: list[str] = []
+    start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        at_break = ch in ".!?;" and (i + 1 == len(text) or text[i + 1] in " \n")
+        if at_break and ch == ".":
+            word = text[start:i].rsplit(None, 1)[-1].lower() if text[start:i].split() else ""
+            if word.rstrip(".") in _ABBREVIATIONS:
+                at_break = False
+        if at_break:
+            piece = text[start : i + 1].strip()
+            if piece:
+                out.append(piece)
+            start = i + 1
+        i += 1
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _first_word(sentence: str) -> str:
+    words = sentence.lstrip("([\"'`").split()
+    return words[0].strip(",:;").lower() if words else ""
+
+
+def is_advice(sentence: str) -> bool:
+    """True when a sentence tells the reader what to do."""
+    low = " " + " ".join(sentence.lower().split()) + " "
+    return _first_word(sentence) in _IMPERATIVES or any(" " + p in low for p in _ADVICE_PHRASES)
+
+
+def is_rule(sentence: str) -> bool:
+    """True when a sentence states a requirement or a limitation."""
+    low = " " + " ".join(sentence.lower().split()) + " "
+    return any(" " + p in low for p in _RULE_PHRASES)  # phrases start at a word boundary
+
+
+def display(template: Template) -> str:
+    """The whole message on one line, placeholders as `{expr}`."""
+    return " ".join(template.display.split())
+
+
+def advice(template: Template) -> list[str]:
+    """The message's own advice sentences, in order."""
+    return [s for s in sentences(display(template)) if is_advice(s)]
+
+
+def rules(template: Template) -> list[str]:
+    """The message's sentences stating a requirement or limitation (not advice)."""
+    return [s for s in sentences(display(template)) if is_rule(s) and not is_advice(s)]
+
+
+def category(template: Template) -> str | None:
+    """What kind of problem the message reports, from its words; None when it says nothing."""
+    low = " " + " ".join(template.literal_text.lower().split()) + " "
+    for words, situation in CATEGORIES:
+        if any(w in low for w in words):
+            return situation
+    return None
+
+
+def placeholders(template: Template) -> list[str]:
+    """The expressions the message prints, in order, without duplicates."""
+    out: list[str] = []
+    for seg in template.segments:
+        if seg.kind == "placeholder" and seg.text not in out:
+            out.append(seg.text)
+    return out

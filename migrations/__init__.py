@@ -1,0 +1,1 @@
+"""Alembic migrations, shipped inside the package so `errkb db upgrade` works anywhere."""

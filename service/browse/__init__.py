@@ -1,0 +1,1 @@
+"""Browse: module trees, flag lists and snapshot labels for the index pages."""

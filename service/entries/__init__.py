@@ -1,0 +1,1 @@
+"""Entries: the full record of one error, as JSON and as the data behind its page."""

@@ -1,0 +1,1 @@
+"""Match: pasted log or traceback text to the errors it shows."""

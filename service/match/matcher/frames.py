@@ -1,0 +1,92 @@
+"""Python traceback frames as evidence: the innermost frame pins the raise site and version.
+
+Frames are read from the squeezed text (`File"/x/y.py",line406,in_init_pools`), so a traceback
+that a terminal or a log shipper wrapped, or that carries a per-line prefix, still parses. A
+match whose text starts shortly after a frame (the raise's source line, the caret lines, then
+`ValueError: ...`) belongs to that frame's traceback. The frame pins the sites of the matched
+error whose path ends with the frame's path, whose raise spans the frame's line, and (when one
+does) whose function has the frame's name; their snapshots are the versions consistent with
+the input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from errkb.service.match.matcher.index import Site
+
+_FILE = 'File"'
+_LINE = '",line'
+_REACH = 800  # squeezed characters after a frame that still belong to its traceback
+_MAX_PATH = 1000
+_MAX_FRAME = _MAX_PATH + 40
+_TAIL = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One `File "...", line N, in func` frame, located in squeezed text."""
+
+    path: str
+    line: int
+    tail: str  # squeezed text after ",in": the function name glued to what follows
+    start: int  # squeezed offsets of the frame text
+    end: int
+
+
+def frame_before(squeezed: str, pos: int) -> Frame | None:
+    """The innermost frame of the traceback that text starting at `pos` ends, if any.
+
+    Only the stretch just before `pos` is read, so a body made of thousands of frames costs no
+    more than one holding a single traceback.
+    """
+    lo = max(0, pos - _REACH - _MAX_FRAME)
+    at = squeezed.rfind(_FILE, lo, pos)
+    for _ in range(3):  # skip a few `File"` that are not frames
+        if at < 0:
+            return None
+        frame = _frame_at(squeezed, at)
+        if frame is not None:
+            return frame if pos - frame.end <= _REACH else None
+        at = squeezed.rfind(_FILE, lo, at)
+    return None
+
+
+def _frame_at(sq: str, pos: int) -> Frame | None:
+    path_start = pos + len(_FILE)
+    quote = sq.find(_LINE, path_start, path_start + _MAX_PATH)
+    if quote < 0:
+        return None
+    i = quote + len(_LINE)
+    j = i
+    while j < len(sq) and j < i + 9 and sq[j].isdigit():
+        j += 1
+    if j == i:
+        return None
+    tail_start = j + 3 if sq.startswith(",in", j) else j
+    path = sq[path_start:quote].replace("\\", "/")
+    return Frame(
+        path=path,
+        line=int(sq[i:j]),
+        tail=sq[tail_start : tail_start + _TAIL],
+        start=pos,
+        end=tail_start,
+    )
+
+
+def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:
+    """The sites this frame points at: path suffix and line, narrowed by function when possible."""
+    hits = [s for s in sites if _path_matches(frame.path, s) and s.line <= frame.line <= s.end_line]
+    named = [s for s in hits if frame.tail.startswith(s.function)]
+    return named or hits
+
+
+def _path_matches(path: str, site: Site) -> bool:
+    tail = site.module_path
+    return path == tail or path.endswith("/" + tail) or path.endswith("/" + site.path)
+
+
+def is_foreign(frame: Frame, roots: tuple[str, ...]) -> bool:
+    """True when the frame's file lies in none of the project's top-level folders."""
+    path = "/" + frame.path
+    return bool(roots) and not any(f"/{root}/" in path for root in roots)

@@ -1,0 +1,222 @@
+"""The matcher's immutable index: compiled templates plus a token index for candidate search.
+
+A request must not try every template. Each template's literal words go into an inverted index
+weighted by rarity (idf); a request looks up the distinct words of its text once, so its cost
+is linear in the text plus the postings it touches (bounded by the index size, and by
+`DF_CAP` per word: very common words carry no signal and are not posted). The best-scoring few
+templates are then aligned exactly (see `align`). The index is built once from database rows
+and never mutated, so a rebuilt index can replace the old one with a single assignment.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+from errkb.service.match.matcher.align import anchor_order
+from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
+
+DF_CAP = 150  # words in more templates than this are not posted (like stop words)
+_MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
+
+
+@dataclass(frozen=True)
+class OccurrenceRow:
+    """One raise site of an error in one snapshot, as read from the database."""
+
+    path: str  # repo path, e.g. python/sglang/srt/x.py
+    line: int
+    end_line: int
+    qualname: str
+    snapshot: str  # label
+    sort_key: str
+    path_prefix: str = ""  # the repo's path prefix ("python/"), stripped for frame matching
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One error as read from the database: identity, template segments, occurrences."""
+
+    id: str
+    title: str
+    exception: str
+    template: list[dict[str, Any]]
+    occurrences: tuple[OccurrenceRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A raise site prepared for traceback comparison."""
+
+    path: str
+    module_path: str  # path without the repo prefix: "sglang/srt/x.py"
+    line: int
+    end_line: int
+    qualname: str
+    function: str  # last component of the qualname
+    snapshot: str
+    sort_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A compiled template: squeezed literal pieces and the placeholders around them."""
+
+    id: str
+    title: str
+    exception: str
+    pieces: tuple[str, ...]
+    gaps: tuple[tuple[str, ...], ...]  # gaps[i]: placeholders before pieces[i]; gaps[-1]: after
+    literal_len: int
+    anchors: tuple[int, ...]  # pieces to seed an alignment from, best first (see align)
+    sites: tuple[Site, ...]
+    snapshots: tuple[str, ...]  # labels in snapshot order
+    roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
+
+
+@dataclass(frozen=True)
+class MatchIndex:
+    """Everything a request needs, immutable once built."""
+
+    entries: tuple[Entry, ...]
+    postings: Mapping[bytes, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
+    generation: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def candidates(self, words: Iterable[bytes], limit: int) -> list[int]:
+        """Indexes of the `limit` entries whose posted words the text covers best."""
+        # Each posting carries the word's share of its entry's smoothed total weight, so the
+        # sums are the entries' keys and selecting the best is a C-level `nlargest`.
+        mass: dict[int, float] = {}
+        get = mass.get
+        postings = self.postings
+        for word in words:
+            posting = postings.get(word)
+            if posting is not None:
+                for e, share in posting:
+                    mass[e] = get(e, 0.0) + share
+        return [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
+
+
+def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
+    """The compiled entry for one error row and its distinct literal words."""
+    pieces: list[str] = []
+    gaps: list[list[str]] = [[]]
+    words: list[bytes] = []
+    segs = row.template
+    for n, seg in enumerate(segs):
+        if seg["kind"] != "text":
+            gaps[-1].append(seg["text"])
+            continue
+        text = seg["text"]
+        words.extend(_whole_words(text, segs, n))
+        squeezed = squeeze(text)
+        if not squeezed:
+            continue
+        if pieces and not gaps[-1]:
+            pieces[-1] += squeezed
+        else:
+            pieces.append(squeezed)
+            gaps.append([])
+    sites = tuple(
+        sorted(
+            (_site(o) for o in row.occurrences),
+            key=lambda s: (s.sort_key, s.path, s.line),
+        )
+    )
+    snapshots = tuple(dict.fromkeys(s.snapshot for s in sites))
+    entry = Entry(
+        id=row.id,
+        title=row.title,
+        exception=row.exception,
+        pieces=tuple(pieces),
+        gaps=tuple(tuple(g) for g in gaps),
+        literal_len=sum(len(p) for p in pieces),
+        anchors=anchor_order(tuple(pieces)),
+        sites=sites,
+        snapshots=snapshots,
+        roots=_roots(sites),
+    )
+    return entry, list(dict.fromkeys(words))
+
+
+def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
+    """Words of a literal segment, minus those glued to a neighbouring placeholder."""
+    found = tokens(text)
+    if found and text[0] in WORD_CHARS and n > 0 and segs[n - 1]["kind"] != "text":
+        found = found[1:]
+    if found and text[-1] in WORD_CHARS and n + 1 < len(segs) and segs[n + 1]["kind"] != "text":
+        found = found[:-1]
+    return found
+
+
+def _roots(sites: tuple[Site, ...]) -> tuple[str, ...]:
+    """Top-level folders of the sites; none when a site sits at the top (nothing to compare)."""
+    if any("/" not in s.module_path for s in sites):
+        return ()
+    return tuple(sorted({s.module_path.split("/", 1)[0] for s in sites}))
+
+
+def _site(o: OccurrenceRow) -> Site:
+    module_path = o.path
+    if o.path_prefix and module_path.startswith(o.path_prefix):
+        module_path = module_path[len(o.path_prefix) :]
+    return Site(
+        path=o.path,
+        module_path=module_path,
+        line=o.line,
+        end_line=max(o.end_line, o.line),
+        qualname=o.qualname,
+        function=o.qualname.rsplit(".", 1)[-1],
+        snapshot=o.snapshot,
+        sort_key=o.sort_key,
+    )
+
+
+def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
+    """Compile every error with some literal text and post its words."""
+    entries: list[Entry] = []
+    entry_words: list[list[bytes]] = []
+    opaque = 0
+    for row in rows:
+        entry, words = compile_entry(row)
+        if not entry.pieces:
+            opaque += 1  # no literal text: nothing in a log can identify it
+            continue
+        entries.append(entry)
+        entry_words.append(words)
+    df: dict[bytes, int] = {}
+    for words in entry_words:
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    n = max(len(entries), 1)
+    weights = {w: math.log(1.0 + n / d) for w, d in df.items()}
+    lists: dict[bytes, list[tuple[int, float]]] = {}
+    unposted = 0
+    for e, words in enumerate(entry_words):
+        posted = [w for w in words if df[w] <= DF_CAP]
+        if not posted and words:
+            posted = [min(words, key=lambda w: df[w])]  # keep the template reachable
+        if not posted:
+            unposted += 1
+        # Smoothing the total favours entries with more evidence over one-word templates.
+        total = sum(weights[w] for w in posted) + _MASS_SCALE
+        for w in posted:
+            lists.setdefault(w, []).append((e, weights[w] / total))
+    stats = {
+        "entries": len(entries),
+        "opaque": opaque,
+        "unposted": unposted,
+        "words": len(lists),
+        "postings": sum(len(v) for v in lists.values()),
+    }
+    return MatchIndex(
+        entries=tuple(entries),
+        postings={w: tuple(v) for w, v in lists.items()},
+        generation=generation,
+        stats=stats,
+    )

@@ -1,0 +1,59 @@
+"""Reads what the matcher needs from the database: error rows and the ingest generation.
+
+Only the columns the index uses are selected (never snippets or conditions), in four flat
+queries joined in memory, so a full rebuild stays a few seconds even for many snapshots.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from errkb.core.models import Error, Meta, Occurrence, Repo, Snapshot
+from errkb.service.match.matcher.index import ErrorRow, MatchIndex, OccurrenceRow, build_index
+
+
+def current_generation(session: Session) -> str:
+    """The ingest generation (bumped by every completed snapshot); "" before any ingest."""
+    value = session.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
+    return value or ""
+
+
+def error_rows(session: Session) -> list[ErrorRow]:
+    """Every error with its occurrences, in id order."""
+    prefixes = dict(session.execute(select(Repo.id, Repo.path_prefix)).all())
+    snapshots = {
+        sid: (label, sort_key, prefixes.get(repo_id, "") or "")
+        for sid, label, sort_key, repo_id in session.execute(
+            select(Snapshot.id, Snapshot.label, Snapshot.sort_key, Snapshot.repo_id)
+        )
+    }
+    occurrences: dict[str, list[OccurrenceRow]] = defaultdict(list)
+    query = select(
+        Occurrence.error_id,
+        Occurrence.path,
+        Occurrence.line,
+        Occurrence.end_line,
+        Occurrence.qualname,
+        Occurrence.snapshot_id,
+    )
+    for error_id, path, line, end_line, qualname, sid in session.execute(query):
+        label, sort_key, prefix = snapshots[sid]
+        occurrences[error_id].append(
+            OccurrenceRow(path, line, end_line, qualname, label, sort_key, prefix)
+        )
+    errors = select(Error.id, Error.title, Error.exception, Error.template).order_by(Error.id)
+    return [
+        ErrorRow(eid, title, exception, template, tuple(occurrences.get(eid, ())))
+        for eid, title, exception, template in session.execute(errors)
+    ]
+
+
+def load_index(engine: Engine) -> MatchIndex:
+    """Build a fresh index from the database (the generation is read in the same transaction)."""
+    with Session(engine) as session, session.begin():
+        generation = current_generation(session)
+        rows = error_rows(session)
+    return build_index(rows, generation=generation)

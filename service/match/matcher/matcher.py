@@ -1,0 +1,206 @@
+"""The matching core: which indexed errors a pasted text shows, where, and with what values.
+
+Pure and bounded: one pass to prepare the text, one token lookup for candidates, then a fixed
+number of bounded alignments. No database, no regular expressions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from errkb.service.match.matcher.align import Alignment, alignments
+from errkb.service.match.matcher.frames import Frame, frame_before, is_foreign, pinned_sites
+from errkb.service.match.matcher.index import Entry, MatchIndex, Site
+from errkb.service.match.matcher.normalize import Prepared, prepare, words
+from errkb.service.match.matcher.score import match_score
+
+CANDIDATES = 40  # templates aligned per request
+ALIGNMENTS_PER_CANDIDATE = 3
+MIN_SCORE = 0.2
+_LEAD = 200  # input characters searched before a message for a leading placeholder's value
+_TRAIL = 300  # input characters kept for a trailing placeholder's value
+_CUT_SLACK = 4  # squeezed characters after a match that still count as "the text ends here"
+_EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
+
+
+@dataclass(frozen=True)
+class Match:
+    """One error shown by the text, with its evidence."""
+
+    entry: Entry
+    score: float
+    start: int  # input offsets of the span
+    end: int
+    params: dict[str, str]
+    site: Site | None  # the raise site a traceback frame pinned
+    site_line: int | None  # the line the frame reported
+    snapshots: tuple[str, ...]  # snapshot labels consistent with the input
+    matched: int  # literal characters found
+
+
+def match_text(
+    index: MatchIndex,
+    text: str,
+    *,
+    limit: int = 10,
+    min_score: float = MIN_SCORE,
+    exhaustive: bool = False,
+) -> list[Match]:
+    """Ranked matches for `text`, at most `limit`, each scored at least `min_score`.
+
+    `exhaustive` aligns every template instead of the indexed candidates: the naive baseline
+    that bench/match.py measures the index against.
+    """
+    prep = prepare(text)
+    if exhaustive:
+        candidates: list[int] | range = range(len(index.entries))
+    else:
+        candidates = index.candidates(set(words(prep.work)), CANDIDATES)
+    scored: list[_Scored] = []
+    for e in candidates:
+        entry = index.entries[e]
+        best: _Scored | None = None
+        for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
+            s = _score(entry, al, prep.squeezed)
+            if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
+                best = s
+        if best is not None and best.score >= min_score:
+            scored.append(best)
+    scored.sort(key=_rank)
+    return [_finish(s, prep) for s in scored[:limit]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    entry: Entry
+    alignment: Alignment
+    score: float
+    frame: Frame | None
+    pinned: tuple[Site, ...]
+
+
+def _rank(s: _Scored) -> tuple[float, int, int, str]:
+    return (-s.score, -s.alignment.matched, s.alignment.starts[s.alignment.first], s.entry.id)
+
+
+def _score(entry: Entry, al: Alignment, sq: str) -> _Scored:
+    q0 = al.starts[al.first]
+    lead = al.first == 0 and bool(entry.gaps[0])
+    named, other = _class_named(sq, q0, entry.exception, lead)
+    frame = frame_before(sq, q0)
+    pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
+    visible = None
+    if len(sq) - al.end(entry.pieces) <= _CUT_SLACK and (
+        al.cut is not None or al.last < len(entry.pieces) - 1
+    ):
+        visible = sum(len(p) for p in entry.pieces[: al.last + 1])
+        if al.cut is not None:
+            visible += al.cut[1] - len(entry.pieces[al.cut[0]])
+    score = match_score(
+        matched=al.matched,
+        literal_len=entry.literal_len,
+        visible_len=visible,
+        class_named=named,
+        other_class_named=other,
+        pinned=bool(pinned),
+        foreign_frame=frame is not None and is_foreign(frame, entry.roots),
+    )
+    return _Scored(entry, al, score, frame, pinned)
+
+
+def _finish(s: _Scored, prep: Prepared) -> Match:
+    """Map a scored alignment back to the input: span, captured values, site and snapshots."""
+    entry, al = s.entry, s.alignment
+    first, last = al.first, al.last
+    start = prep.to_input(al.starts[first])
+    end = prep.end_to_input(al.end(entry.pieces))
+    params: dict[str, str] = {}
+    if first == 0 and entry.gaps[0]:
+        value_start = _lead_value_start(prep, start, entry.exception)
+        if value_start < start:
+            _assign(params, entry.gaps[0], prep.value(value_start, start))
+            start = value_start
+    for g in range(first + 1, last + 1):
+        a, b = al.starts[g - 1], al.starts[g]
+        if a >= 0 and b >= 0 and entry.gaps[g]:
+            lo = prep.end_to_input(a + len(entry.pieces[g - 1]))
+            _assign(params, entry.gaps[g], prep.value(lo, prep.to_input(b)))
+    if last == len(entry.pieces) - 1 and entry.gaps[-1] and al.cut is None:
+        stop = _trail_stop(prep, start, end, entry.exception)
+        if _assign(params, entry.gaps[-1], prep.value(end, stop)):
+            end = stop
+    sites = sorted(s.pinned, key=lambda site: site.sort_key)
+    return Match(
+        entry=entry,
+        score=s.score,
+        start=start,
+        end=end,
+        params=params,
+        site=sites[0] if sites else None,
+        site_line=s.frame.line if sites and s.frame is not None else None,
+        snapshots=tuple(dict.fromkeys(x.snapshot for x in sites)) if sites else entry.snapshots,
+        matched=al.matched,
+    )
+
+
+def _class_named(sq: str, q0: int, exception: str, lead: bool) -> tuple[bool, bool]:
+    """Whether the exception's class (or another class) is named right before the message."""
+    if lead:  # the class is followed by the leading placeholder's value
+        window = sq[max(0, q0 - _LEAD) : q0]
+        return window.rfind(exception + ":") >= 0 or window.rfind(exception + "(") >= 0, False
+    before = sq[max(0, q0 - 120) : q0].rstrip("'\"")
+    if before.endswith(exception + ":") or before.endswith(exception + "("):
+        return True, False
+    if before.endswith(":") or before.endswith("("):
+        name = before[:-1]
+        k = len(name)
+        while k > 0 and (name[k - 1].isalnum() or name[k - 1] == "_"):
+            k -= 1
+        word = name[k:]
+        return False, word != exception and word.endswith(_EXC_SUFFIXES)
+    return False, False
+
+
+def _trail_stop(prep: Prepared, start: int, end: int, exception: str) -> int:
+    """Where a trailing placeholder's value ends: the line's end, or the quote that opened
+    the message (`"ValueError: ...", ` in JSON, `ValueError('...')`, backticks in markdown)."""
+    stop = min(prep.line_bounds(end)[1], end + _TRAIL)
+    text = prep.text
+    head = text[max(0, start - _LEAD) : start].rstrip()
+    if head.endswith(exception + ":"):
+        head = head[: -len(exception) - 1].rstrip()
+    if not head or head[-1] not in "\"'`":
+        return stop
+    quote = head[-1]
+    close = text.find(quote, end, stop)
+    while close > 0 and text[close - 1] == "\\":  # an escaped quote inside the value
+        close = text.find(quote, close + 1, stop)
+    return stop if close < 0 else close
+
+
+def _lead_value_start(prep: Prepared, start: int, exception: str) -> int:
+    """Input offset where a leading placeholder's value begins (after `ValueError: `)."""
+    line_start = prep.line_bounds(start)[0]
+    lo = max(line_start, start - _LEAD)
+    window = prep.work[lo:start]
+    k = window.rfind(exception + ":")
+    if k >= 0:
+        lo += k + len(exception) + 1
+    while lo < start and prep.work[lo].isspace():
+        lo += 1
+    return lo
+
+
+def _assign(params: dict[str, str], names: tuple[str, ...], value: str) -> bool:
+    """Store a captured value under its placeholder expression(s); False when it is empty."""
+    if not value:
+        return False
+    if len(names) == 1:
+        params[names[0]] = value
+        return True
+    parts = value.split(" ")
+    if len(parts) == len(names):
+        params.update(zip(names, parts, strict=True))
+    else:
+        params[names[0]] = value
+    return True

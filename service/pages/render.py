@@ -1,0 +1,100 @@
+"""Rendering pages from service results: one Jinja environment for the live site and the export.
+
+Autoescaping is on for every template, so messages, paths and source text from scanned
+repositories are always text, never markup; the only Markup that reaches a page is Pygments'
+already-escaped snippet HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from errkb.service.browse.queries import crumbs
+from errkb.service.entries.schemas import Entry
+from errkb.service.entries.view import (
+    code_spans,
+    description,
+    guard_needs,
+    message_parts,
+    provenance_text,
+    snapshot_groups,
+)
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
+
+SOLUTION_KINDS = {
+    "advice": "The message says:",
+    "flag": "Change a flag:",
+    "upgrade": "Upgrade:",
+    "downgrade": "Go back:",
+    "condition": "Change the input:",
+}
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    """What goes in <head>: title, description, canonical URL and OpenGraph type."""
+
+    title: str
+    description: str
+    canonical: str | None = None
+    og_type: str = "website"
+
+
+@cache
+def environment() -> Environment:
+    """The Jinja environment: autoescape everywhere, undefined names are errors."""
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["ticks"] = code_spans
+    env.globals.update(
+        provenance_text=provenance_text,
+        guard_needs=guard_needs,
+        solution_kinds=SOLUTION_KINDS,
+    )
+    return env
+
+
+def render(template: str, *, links: Any, page: PageMeta, **context: Any) -> str:
+    """Render one page template with the shared context."""
+    context.setdefault("header_q", "")
+    context.setdefault("search_index_url", "")
+    return environment().get_template(template).render(links=links, page=page, **context)
+
+
+def render_entry(entry: Entry, *, links: Any, canonical: str | None) -> str:
+    """The documentation page of one error."""
+    groups = snapshot_groups(entry)
+    order = {p.snapshot: i for i, p in enumerate(entry.timeline.snapshots)}
+    by_time = sorted(groups, key=lambda g: order.get(g.label, len(order)))
+    shown = entry.occurrences[0].path if entry.occurrences else ""
+    parts = message_parts(entry)
+    page = PageMeta(
+        title=f"{entry.exception}: {entry.title}",
+        description=description(entry),
+        canonical=canonical,
+        og_type="article",
+    )
+    return render(
+        "entry.html",
+        links=links,
+        page=page,
+        entry=entry,
+        ex=entry.explanation,
+        parts=parts,
+        has_placeholders=any(p.placeholder for p in parts),
+        groups=groups,
+        groups_by_time=by_time,
+        crumbs=[{"name": n, "path": p} for n, p in crumbs(shown)],
+    )

@@ -1,0 +1,316 @@
+"""HTML routes: entry pages, the index and search, the paste box, module and flag browsing.
+
+Every page is rendered on the server and is complete without JavaScript; `static/site.js` only
+enhances (the paste box answers in place, the version switch swaps the source section). Pages
+call the same services as the JSON API (`build_entry`, `search_errors`, the matcher), so the two
+never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+
+from errkb.core.errors import ErrkbError, NotFound
+from errkb.service.browse.queries import crumbs, flag_definitions, module_tree, snapshot_labels
+from errkb.service.deps import SessionDep, SettingsDep
+from errkb.service.http_cache import not_modified, not_modified_response, validators
+from errkb.service.pages.highlight import pygments_css
+from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
+from errkb.service.pages.urls import ServerLinks
+from errkb.service.search.queries import SearchResults, normalize_flag, search_errors
+from errkb.service.security import add_security_headers
+
+router = APIRouter(include_in_schema=False)
+PAGE_SIZE = 20
+
+
+def _links(request: Request) -> ServerLinks:
+    return ServerLinks(request.scope.get("root_path", ""))
+
+
+def _canonical(request: Request, public_url: str, path: str) -> str:
+    base = public_url.rstrip("/") if public_url else str(request.base_url).rstrip("/")
+    return base + path
+
+
+def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=headers)
+
+
+def _error_page(request: Request, exc: ErrkbError) -> HTMLResponse:
+    heading = "Not found" if isinstance(exc, NotFound) else "That did not work"
+    page = PageMeta(title=heading, description=exc.message)
+    body = render(
+        "error.html", links=_links(request), page=page, heading=heading, detail=exc.message
+    )
+    return _html(body, status=exc.status_code)
+
+
+@router.get("/errors/{error_id}", response_class=HTMLResponse)
+def entry_page(
+    request: Request,
+    error_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    snapshot: str | None = None,
+) -> Response:
+    """The documentation page of one error, optionally showing `snapshot`'s occurrence first."""
+    from errkb.service.entries.build import build_entry
+
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    try:
+        entry = build_entry(session, error_id, snapshot=snapshot or None)
+    except ErrkbError as exc:
+        return _error_page(request, exc)
+    canonical = _canonical(request, settings.public_url, f"/errors/{entry.id}")
+    return _html(render_entry(entry, links=_links(request), canonical=canonical), v.headers())
+
+
+def _stats(session: SessionDep) -> dict[str, Any]:
+    from sqlalchemy import func, select
+
+    from errkb.core.models import Error
+
+    count = session.execute(select(func.count()).select_from(Error)).scalar_one()
+    return {"errors": count, "snapshots": snapshot_labels(session)}
+
+
+def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
+    query = {
+        "q": results.q,
+        "snapshot": results.snapshot or "",
+        "path": results.path or "",
+        "flag": results.flag or "",
+    }
+    next_url = None
+    if results.next_cursor:
+        next_url = links.home(**query, cursor=results.next_cursor, n=str(start + results.limit))
+    return {"next_url": next_url, "first_url": links.home(**query), "start": start}
+
+
+@router.get("/", response_class=HTMLResponse)
+def index_page(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    q: str = "",
+    snapshot: str = "",
+    path: str = "",
+    flag: str = "",
+    cursor: str = "",
+    n: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
+    """The index: search with filters, counts and pagination, the paste box and browse links."""
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    links = _links(request)
+    try:
+        results = search_errors(
+            session,
+            q=q,
+            snapshot=snapshot,
+            path=path,
+            flag=flag,
+            limit=PAGE_SIZE,
+            cursor=cursor or None,
+        )
+    except ErrkbError as exc:
+        return _error_page(request, exc)
+    stats = _stats(session)
+    searching = bool(q or snapshot or path or flag)
+    title = f"Search: {q}" if q else "Errors of the knowledge base"
+    page = PageMeta(
+        title=title,
+        description=f"Search {stats['errors']} errors by message, path and flag, or paste a "
+        "traceback to find which error it shows.",
+        canonical=_canonical(request, settings.public_url, "/"),
+    )
+    body = render(
+        "index.html",
+        links=links,
+        page=page,
+        heading="Error knowledge base",
+        stats=stats,
+        results=results,
+        header_q=q if searching else "",
+        searching=searching,
+        **_pager(links, results, n),
+    )
+    return _html(body, v.headers())
+
+
+async def _form_text(request: Request, limit: int) -> str:
+    """The `text` field of a urlencoded form body, within the body size cap."""
+    from errkb.service.match.routes import read_capped
+
+    body = await read_capped(request, limit)
+    fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+    return (fields.get("text") or [""])[0]
+
+
+@router.post("/match", response_class=HTMLResponse)
+async def match_page(request: Request, settings: SettingsDep) -> Response:
+    """The paste box without JavaScript: run the matcher and list the ranked matches."""
+    from errkb.service.match.matcher import match_text
+    from errkb.service.match.routes import match_out
+
+    links = _links(request)
+    try:
+        text = await _form_text(request, settings.max_body_bytes)
+    except ErrkbError as exc:
+        return _error_page(request, exc)
+    live = request.app.state.matcher
+    found = await run_in_threadpool(lambda: match_text(live.current(), text, limit=10))
+    matches = [match_out(m, "") for m in found]
+    page = PageMeta(title="Errors in your pasted text", description="Matches for a pasted error")
+    body = render("match.html", links=links, page=page, matches=matches, pasted=text)
+    return _html(body, {"Cache-Control": "no-store"})
+
+
+@router.get("/modules/", response_class=HTMLResponse)
+@router.get("/modules/{path:path}", response_class=HTMLResponse)
+def module_page(
+    request: Request, session: SessionDep, path: str = "", snapshot: str = "", cursor: str = ""
+) -> Response:
+    """A folder (its children with error counts) or a file (the errors it raises)."""
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    links = _links(request)
+    path = path.strip("/")
+    tree = module_tree(session, snapshot or None)
+    is_file = path in tree.files and not tree.is_folder(path)
+    if path and not (is_file or tree.is_folder(path)):
+        return _error_page(request, NotFound(f"no error is raised under {path}"))
+    results = None
+    next_url = None
+    if is_file:
+        try:
+            results = search_errors(
+                session, path=path, snapshot=snapshot, limit=PAGE_SIZE, cursor=cursor or None
+            )
+        except ErrkbError as exc:
+            return _error_page(request, exc)
+        if results.next_cursor:
+            next_url = f"{links.modules(path)}?cursor={results.next_cursor}" + (
+                f"&snapshot={snapshot}" if snapshot else ""
+            )
+    total = len(tree.files[path]) if is_file else len(tree.under.get(path, ()))
+    page = PageMeta(
+        title=path or "Modules",
+        description=f"{total} errors raised {'in' if is_file else 'under'} {path or 'the code'}",
+    )
+    body = render(
+        "module.html",
+        links=links,
+        page=page,
+        path=path,
+        crumbs=crumbs(path),
+        is_file=is_file,
+        children=[] if is_file else tree.listing(path),
+        total=total,
+        snapshot=snapshot,
+        results=results,
+        next_url=next_url,
+    )
+    return _html(body, v.headers())
+
+
+@router.get("/flags/", response_class=HTMLResponse)
+def flags_page(request: Request, session: SessionDep, snapshot: str = "") -> Response:
+    """Every flag that errors name or check, with counts."""
+    from errkb.service.browse.queries import flag_summaries
+
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    flags = flag_summaries(session, snapshot or None)
+    page = PageMeta(
+        title="Flags", description=f"{len(flags)} command-line flags involved in errors"
+    )
+    body = render("flags.html", links=_links(request), page=page, flags=flags)
+    return _html(body, v.headers())
+
+
+@router.get("/flags/{slug}", response_class=HTMLResponse)
+def flag_page(request: Request, session: SessionDep, slug: str, cursor: str = "") -> Response:
+    """One flag: its definition and the errors that involve it."""
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    links = _links(request)
+    flag = normalize_flag(slug)
+    try:
+        results = search_errors(session, flag=flag, limit=PAGE_SIZE, cursor=cursor or None)
+    except ErrkbError as exc:
+        return _error_page(request, exc)
+    defs = flag_definitions(session, [flag]).get(flag, [])
+    if not defs and not results.total:
+        return _error_page(request, NotFound(f"no flag {flag} is known"))
+    defined_in = sorted({d.snapshot_id for d in defs})
+    labels = _labels_by_id(session)
+    next_url = f"{links.flag(flag)}?cursor={results.next_cursor}" if results.next_cursor else None
+    page = PageMeta(
+        title=flag,
+        description=(defs[0].help if defs and defs[0].help else f"Errors involving {flag}")[:300],
+    )
+    body = render(
+        "flag.html",
+        links=links,
+        page=page,
+        flag=flag,
+        definitions=defs,
+        results=results,
+        defined_in=[labels[i] for i in defined_in if i in labels],
+        next_url=next_url,
+    )
+    return _html(body, v.headers())
+
+
+def _labels_by_id(session: SessionDep) -> dict[int, str]:
+    from sqlalchemy import select
+
+    from errkb.core.models import Snapshot
+
+    return {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
+
+
+@router.get("/sitemap.xml")
+def sitemap(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    """Every error page, plus the index and browse pages, for search engines."""
+    from sqlalchemy import select
+
+    from errkb.core.models import Error
+    from errkb.service.pages.export import sitemap_xml
+
+    v = validators(session, request)
+    if not_modified(request, v):
+        return not_modified_response(v)
+    paths = ["/", "/modules/", "/flags/"]
+    paths += [f"/errors/{i}" for i in session.scalars(select(Error.id).order_by(Error.id))]
+    body = sitemap_xml([_canonical(request, settings.public_url, p) for p in paths])
+    return Response(body, media_type="application/xml", headers=v.headers())
+
+
+@router.get("/static/pygments.css")
+def pygments_stylesheet() -> Response:
+    """Token colors for highlighted snippets (generated from Pygments' styles)."""
+    return Response(
+        pygments_css(), media_type="text/css", headers={"Cache-Control": "public, max-age=3600"}
+    )
+
+
+def install_pages(app: FastAPI) -> None:
+    """Add the HTML routes, the static files and the security headers to the app."""
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    add_security_headers(app)

@@ -1,0 +1,1 @@
+"""Search: the `/api/errors` listing and the queries behind the index page."""

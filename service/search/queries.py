@@ -1,0 +1,195 @@
+"""The one search service behind `/` (HTML), `GET /api/errors` (JSON) and the browse pages.
+
+Matching uses the database's own full-text index (FTS5 on SQLite, a GIN-indexed tsvector on
+PostgreSQL) over text pre-tokenized by `service.search_terms`. Results are ordered by a key the
+index refresh computed once (message matches first, then alphabetical), not by a backend score,
+so SQLite and PostgreSQL return the same hits in the same order and cursors mean the same thing.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    case,
+    column,
+    exists,
+    func,
+    literal,
+    literal_column,
+    select,
+    table,
+)
+from sqlalchemy.orm import Session
+
+from errkb.core.errors import BadInput
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.core.search.index import search_docs
+from errkb.core.search.terms import Phrase, fts5_query, parse_query, tsquery
+
+MAX_LIMIT = 100
+_fts = table("search_fts", column("rowid", Integer), column("search_fts"))
+
+
+class SearchHit(BaseModel):
+    """One error in a result list."""
+
+    id: str
+    title: str
+    exception: str
+    message: str
+    url: str
+    in_message: bool  # the query matched the message itself, not only paths or flags
+    snapshots: list[str]  # labels where it occurs, oldest first
+    where: str | None = None  # "path:line" in the newest snapshot that has it
+
+
+class SearchResults(BaseModel):
+    """A page of hits, the total count and the cursor of the next page."""
+
+    q: str = ""
+    snapshot: str | None = None
+    path: str | None = None
+    flag: str | None = None
+    total: int
+    limit: int
+    items: list[SearchHit]
+    next_cursor: str | None = None
+
+
+def normalize_flag(flag: str) -> str:
+    """`enable-unified-memory` or `--enable-unified-memory` -> `--enable-unified-memory`."""
+    flag = flag.strip()
+    return flag if flag.startswith("-") else "--" + flag
+
+
+def _encode_cursor(tier: int, sort_key: int) -> str:
+    return base64.urlsafe_b64encode(f"{tier}:{sort_key}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        tier, key = raw.split(":")
+        return int(tier), int(key)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInput("invalid cursor") from exc
+
+
+def _match(
+    session: Session, phrases: tuple[Phrase, ...], *, message_only: bool
+) -> ColumnElement[bool]:
+    """The backend's full-text predicate on `search_docs` rows."""
+    d = search_docs
+    if session.get_bind().dialect.name == "postgresql":
+        query = tsquery(phrases, weight="A" if message_only else "")
+        ts = func.to_tsquery(literal_column("'simple'::regconfig"), literal(query))
+        return literal_column("search_docs.tsv").op("@@")(ts)
+    expr = fts5_query(phrases, "message_terms" if message_only else None)
+    rowids = select(_fts.c.rowid).where(_fts.c.search_fts.op("MATCH")(literal(expr)))
+    return d.c.id.in_(rowids)
+
+
+def _filters(
+    session: Session, snapshot: str | None, path: str | None, flag: str | None
+) -> list[ColumnElement[bool]]:
+    d = search_docs
+    out: list[ColumnElement[bool]] = []
+    if snapshot or path:
+        occ = select(literal(1)).select_from(Occurrence).where(Occurrence.error_id == d.c.error_id)
+        if snapshot:
+            occ = occ.join(Snapshot, Snapshot.id == Occurrence.snapshot_id).where(
+                Snapshot.label == snapshot
+            )
+        if path:
+            # substr instead of LIKE: no wildcard escaping, and case-sensitive on both backends.
+            occ = occ.where(func.substr(Occurrence.path, 1, len(path)) == path)
+        out.append(exists(occ))
+    if flag:
+        needle = "|" + normalize_flag(flag) + "|"
+        pos = func.strpos if session.get_bind().dialect.name == "postgresql" else func.instr
+        out.append(pos(d.c.flag_key, needle) > 0)
+    return out
+
+
+def search_errors(
+    session: Session,
+    *,
+    q: str = "",
+    snapshot: str | None = None,
+    path: str | None = None,
+    flag: str | None = None,
+    limit: int = 20,
+    cursor: str | None = None,
+) -> SearchResults:
+    """Errors matching `q` (all words, each chunk a phrase) and the filters, one page at a time."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
+    d = search_docs
+    phrases = parse_query(q)
+    where = _filters(session, snapshot or None, path or None, flag or None)
+    tier: ColumnElement[Any] = literal(0)
+    if phrases:
+        where.append(_match(session, phrases, message_only=False))
+        tier = case((_match(session, phrases, message_only=True), 0), else_=1)
+    inner = select(d.c.error_id, d.c.sort_key, tier.label("tier")).where(*where).subquery("hits")
+    total = session.execute(select(func.count()).select_from(inner)).scalar_one()
+    page = select(inner.c.error_id, inner.c.tier, inner.c.sort_key)
+    if cursor:
+        t, k = _decode_cursor(cursor)
+        page = page.where((inner.c.tier > t) | ((inner.c.tier == t) & (inner.c.sort_key > k)))
+    rows = session.execute(page.order_by(inner.c.tier, inner.c.sort_key).limit(limit + 1)).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    items = hits_for(session, [(r.error_id, r.tier == 0 and bool(phrases)) for r in rows])
+    return SearchResults(
+        q=q,
+        snapshot=snapshot or None,
+        path=path or None,
+        flag=flag or None,
+        total=total,
+        limit=limit,
+        items=items,
+        next_cursor=_encode_cursor(rows[-1].tier, rows[-1].sort_key) if more else None,
+    )
+
+
+def hits_for(session: Session, ids: list[tuple[str, bool]]) -> list[SearchHit]:
+    """Hydrate (error id, matched in message) pairs with their message and where they occur."""
+    if not ids:
+        return []
+    keys = [i for i, _ in ids]
+    errors = {e.id: e for e in session.scalars(select(Error).where(Error.id.in_(keys)))}
+    seen: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)  # id -> label -> (key, site)
+    occ = (
+        select(
+            Occurrence.error_id, Occurrence.path, Occurrence.line, Snapshot.label, Snapshot.sort_key
+        )
+        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+        .where(Occurrence.error_id.in_(keys))
+        .order_by(Occurrence.path, Occurrence.line)
+    )
+    for error_id, path, line, label, skey in session.execute(occ):
+        seen[error_id].setdefault(label, (skey, f"{path}:{line}"))
+    hits = []
+    for error_id, in_message in ids:
+        e = errors[error_id]
+        by_snap = sorted(seen[error_id].items(), key=lambda kv: (kv[1][0], kv[0]))
+        hits.append(
+            SearchHit(
+                id=e.id,
+                title=e.title,
+                exception=e.exception,
+                message=e.message,
+                url=f"/errors/{e.id}",
+                in_message=in_message,
+                snapshots=[label for label, _ in by_snap],
+                where=by_snap[-1][1][1] if by_snap else None,
+            )
+        )
+    return hits

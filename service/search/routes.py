@@ -1,0 +1,28 @@
+"""`GET /api/errors`: the search of the index page as JSON, with cursor pagination."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from errkb.service.deps import SessionDep
+from errkb.service.search.queries import MAX_LIMIT, SearchResults, search_errors
+
+router = APIRouter()
+
+
+@router.get("/api/errors", response_model=SearchResults)
+def search(
+    session: SessionDep,
+    q: Annotated[str, Query(max_length=500, description="words; a chunk is a phrase")] = "",
+    snapshot: Annotated[str | None, Query(description="snapshot label, e.g. 0.5.18")] = None,
+    path: Annotated[str | None, Query(description="repo path prefix")] = None,
+    flag: Annotated[str | None, Query(description="involved flag, e.g. --tp-size")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> SearchResults:
+    """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
+    return search_errors(
+        session, q=q, snapshot=snapshot, path=path, flag=flag, limit=limit, cursor=cursor
+    )

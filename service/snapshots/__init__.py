@@ -1,0 +1,1 @@
+"""Snapshots: what has been ingested."""
