@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test ingest serve lint bench browser
+.PHONY: install run test ingest serve lint bench browser wheel-smoke
 
 $(BIN)/errkb: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -31,9 +31,21 @@ browser:
 test: install browser
 	$(BIN)/pytest -q
 
+# mypy reads the one package `errkb` from a tree of links shaped like the installed wheel
+# (ingest/, knowledge/, service/ and migrations/ are subpackages of errkb there).
+TYPECHECK := .build/typecheck
 lint: install
-	$(BIN)/ruff check errkb ingest service tests bench
-	$(BIN)/mypy errkb ingest service
+	$(BIN)/ruff check errkb ingest knowledge service tests bench
+	$(BIN)/ruff format --check errkb ingest knowledge service tests bench
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/errkb
+	for f in errkb/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/errkb/; done
+	for d in ingest knowledge service migrations; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/errkb/$$d; done
+	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy -p errkb
+
+# The built wheel in a fresh venv, used from a folder outside the checkout: migrate, ingest one
+# sglang release, serve, and read an entry back over HTTP.
+wheel-smoke:
+	.ci/wheel-smoke
 
 bench: install
 	$(BIN)/python bench/ingest.py

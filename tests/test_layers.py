@@ -1,0 +1,159 @@
+"""The layer contract: core <- ingest, knowledge <- service <- cli, checked on every module.
+
+Each module's imports (function-local ones included) are read from its syntax tree; an import of
+a layer above its own, or of a peer layer, fails the test with the module and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import pkgutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Layer of each package prefix (longest prefix wins) and what each layer may import.
+LAYERS = {
+    "errkb": "core",  # the package root holds only its version
+    "errkb.core": "core",
+    "errkb.migrations": "migrations",
+    "errkb.ingest": "ingest",
+    "errkb.knowledge": "knowledge",
+    "errkb.service": "service",
+    "errkb.cli": "cli",
+}
+# Alembic runs these as scripts inside its own context; they are checked but not imported.
+SCRIPTS = ("errkb.migrations.env", "errkb.migrations.versions")
+ALLOWED = {
+    "core": {"core"},
+    "migrations": {"core", "migrations"},
+    "ingest": {"core", "ingest"},
+    "knowledge": {"core", "knowledge"},
+    "service": {"core", "knowledge", "service"},
+    "cli": {"core", "ingest", "knowledge", "service", "cli"},
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    module: str
+    line: int
+    imported: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} imports {self.imported} ({layer_of(self.imported)})"
+
+
+def layer_of(module: str) -> str | None:
+    """The layer a module belongs to, or None outside the package."""
+    best = max(
+        (p for p in LAYERS if module == p or module.startswith(p + ".")), key=len, default=None
+    )
+    return LAYERS[best] if best else None
+
+
+def imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every (line, imported module) of a module's source, relative imports resolved."""
+    out: list[tuple[int, str]] = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            out.append((node.lineno, base))
+            out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return out
+
+
+def violations(module: str, source: str, is_package: bool = False) -> list[Violation]:
+    """The imports of one module that break the layer contract."""
+    own = layer_of(module)
+    assert own is not None, module
+    found = []
+    for line, imported in imports_of(source, module, is_package):
+        target = layer_of(imported)
+        # `from errkb.core import db` names errkb.core.db; only a real module counts once.
+        if target is not None and target not in ALLOWED[own]:
+            found.append(Violation(module, line, imported))
+    first_per_line = {v.line: v for v in reversed(found)}  # `from a import b`: report `a`
+    return sorted(first_per_line.values(), key=lambda v: v.line)
+
+
+def all_modules() -> list[tuple[str, bool]]:
+    """Every module of the installed package, found by walking it (nothing listed by hand)."""
+    # The mapped folders (ingest/, service/, ...) are not under errkb/ on disk, so each top
+    # package is walked from its own __path__.
+    mods: dict[str, bool] = {}
+    for top in LAYERS:
+        package = importlib.import_module(top)
+        mods[top] = True
+        for info in pkgutil.walk_packages(package.__path__, top + "."):
+            mods[info.name] = info.ispkg
+    return sorted(mods.items())
+
+
+def test_every_module_imports_and_respects_the_layers() -> None:
+    modules = all_modules()
+    assert len(modules) > 100  # the walk really went through the subpackages
+    for prefix in LAYERS:
+        assert any(m == prefix or m.startswith(prefix + ".") for m, _ in modules), prefix
+    problems: list[Violation] = []
+    for name, is_package in modules:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        if not name.startswith(SCRIPTS):
+            importlib.import_module(name)
+        problems += violations(name, Path(spec.origin).read_text(), is_package)
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "bad"),
+    [
+        (
+            "errkb.ingest.store",
+            "from errkb.service.search import queries\n",
+            "errkb.service.search",
+        ),
+        (
+            "errkb.ingest.pipeline",
+            "def f():\n    import errkb.knowledge.explain\n",
+            "errkb.knowledge.explain",
+        ),
+        ("errkb.knowledge.fixes", "from errkb.ingest.pins import RepoPin\n", "errkb.ingest.pins"),
+        ("errkb.core.models", "from errkb.cli.main import app\n", "errkb.cli.main"),
+        ("errkb.service.entries.build", "from ...cli import main\n", "errkb.cli"),
+    ],
+)
+def test_a_backward_import_is_reported(module: str, source: str, bad: str) -> None:
+    found = violations(module, source, is_package=False)
+    assert [v.imported for v in found][:1] == [bad]
+
+
+def test_downward_imports_pass() -> None:
+    source = "from errkb.core.db import make_engine\nfrom errkb.knowledge import explain\n"
+    assert violations("errkb.service.entries.build", source) == []
+    assert (
+        violations("errkb.cli.main", "import errkb.service.app\nimport errkb.ingest.plan\n") == []
+    )
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """pyproject's explicit package list covers every folder with an __init__.py."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    for name, folder in config["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            package = ".".join((name, *rel))
+            assert package in listed, f"{package} ({init.parent}) is missing from pyproject"
