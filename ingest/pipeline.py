@@ -15,7 +15,8 @@ from sqlalchemy import Engine
 from errkb.core.flag_catalog import flag_catalog
 from errkb.core.records import ExtractConfig, FileResult, FlagDef, Site
 from errkb.ingest import store
-from errkb.ingest.file_results import FileResults, cache_id
+from errkb.ingest.cache_lookup import cache_id
+from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer
