@@ -40,9 +40,7 @@ def result_id(path: str, content_hash: str, config: ExtractConfig) -> str:
 class CacheLookup:
     """Pending lookups, what they found, and the stored-digest rows still to write."""
 
-    def __init__(
-        self, engine: Engine, key: str, config: ExtractConfig, results: ResultSet
-    ) -> None:
+    def __init__(self, engine: Engine, key: str, config: ExtractConfig, results: ResultSet) -> None:
         self.engine = engine
         self.key = key
         self.config = config

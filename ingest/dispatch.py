@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from typing import Protocol
 
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.cache_lookup import CacheLookup, cache_id
 from errkb.ingest.extract.incremental import MIN_UNIT_BYTES, UNIT
+from errkb.ingest.progress import Progress
 from errkb.ingest.result_set import ResultSet
 from errkb.ingest.sources.base import SourceFile
 from errkb.ingest.workers import PackedSplit, Workers, extract_chunk, split_chunk
@@ -25,14 +25,6 @@ CHUNK_BYTES = 1_000_000
 Extracted = tuple[tuple[FileResult, bytes], dict[str, bytes]]  # ((result, blob), unit rows)
 Worked = tuple[FileResult, bytes, dict[str, bytes]]  # what `extract_chunk` returns per file
 Units = tuple[dict[str, bytes], bytes | None]  # a file's cached unit rows and its packed split
-
-
-class Progress(Protocol):
-    """Where the work reports its steps (`errkb.ingest.pipeline.Progress` is one)."""
-
-    def phase(self, description: str, total: int | None) -> None: ...
-
-    def advance(self, steps: int = 1) -> None: ...
 
 
 class WorkerDispatch:

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -19,31 +19,10 @@ from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.pins import RepoPin
+from errkb.ingest.progress import NoProgress, Progress
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer
 from errkb.ingest.sources.base import SnapshotInfo, Source, SourceFile
 from errkb.ingest.workers import Workers, gc_paused
-
-
-class Progress(Protocol):
-    """Where the pipeline reports its phases (the CLI passes a Rich progress bar)."""
-
-    def phase(self, description: str, total: int | None) -> None:
-        """Start a phase of `total` steps."""
-        ...
-
-    def advance(self, steps: int = 1) -> None:
-        """Mark steps of the current phase done."""
-        ...
-
-
-class NoProgress:
-    """Progress that reports nothing."""
-
-    def phase(self, description: str, total: int | None) -> None:
-        """Ignore the phase."""
-
-    def advance(self, steps: int = 1) -> None:
-        """Ignore the steps."""
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from errkb.core.records import FileResult, FlagDef, Site, error_id
+from errkb.core.records import FileResult, FlagDef, FlagLink, Site, error_id
 
 TITLE_CHARS = 120
 OCCURRENCE_COLUMNS = (
@@ -141,7 +141,7 @@ class SitePreparer:
 
 
 def occurrence_row(
-    snapshot_id: int, site: Site, prepared: Prepared, involved: list[dict[str, Any]]
+    snapshot_id: int, site: Site, prepared: Prepared, involved: list[FlagLink]
 ) -> tuple[Any, ...]:
     """An occurrences row in `OCCURRENCE_COLUMNS` order."""
     error, conditions, snippet = prepared
@@ -154,7 +154,7 @@ def occurrence_row(
         site.qualname,
         conditions,
         snippet,
-        json_text(involved),
+        json_text([link.to_json() for link in involved]),
         site.raise_source,
     )
 

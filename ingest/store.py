@@ -16,7 +16,7 @@ from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from errkb.core.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
-from errkb.core.records import FlagDef, Site
+from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
 from errkb.ingest.flag_links.linker import error_flag_rows
 from errkb.ingest.snapshot_rows import (
@@ -168,7 +168,7 @@ def write_snapshot(
     *,
     repo: dict[str, Any],
     info: SnapshotInfo,
-    occurrences: Sequence[tuple[Site, list[dict[str, Any]]]],
+    occurrences: Sequence[tuple[Site, list[FlagLink]]],
     flags: Sequence[FlagDef],
     counts: dict[str, Any],
     prepared: Sequence[Prepared] | None = None,
@@ -244,7 +244,7 @@ def write_snapshot(
             conn,
             snapshot_id,
             [
-                (error, site.path, site.qualname, involved)
+                (error, site.path, site.qualname, [link.to_json() for link in involved])
                 for error, (site, involved) in zip(ids, occurrences, strict=True)
             ],
             new_errors,

@@ -65,8 +65,9 @@ def split_chunk(chunk: list[tuple[str, bytes]], config: ExtractConfig) -> list[P
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic GC off for a block (restored after): ingesting makes few reference cycles,
-    while it holds many objects (file bytes, results, rows), each full collection of which costs
-    about 0.2 s; the garbage left is collected after the block."""
+    while it holds many objects (file bytes, results, rows), each of which every full
+    collection walks; the garbage left is collected after the block (`bench/ingest.py` shows
+    the cost)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -83,7 +84,7 @@ def _main_hidden() -> Iterator[None]:
     A process that multiprocessing starts (forkserver or spawn) first imports the parent's main
     module, so that functions defined there can be unpickled. Ours run only `ingest.workers`
     functions, while the main module is the `errkb` CLI, a benchmark or pytest: importing it
-    (Typer, Rich, SQLAlchemy, pydantic, ...) took each worker about 0.5 s at every snapshot.
+    (Typer, Rich, SQLAlchemy, pydantic, ...) would cost each worker at every snapshot.
     The main module is stood in for by an empty module while the processes start.
     """
     main = sys.modules["__main__"]

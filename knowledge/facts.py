@@ -6,12 +6,11 @@ fields as records too, each with its provenance, and the service turns them into
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from errkb.core.records import FlagDef
+from errkb.core.records import FlagDef, FlagLink
 
 Provenance = Literal[
     "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
@@ -34,18 +33,18 @@ class Involvement:
     definition: FlagDef | None = None
 
     @classmethod
-    def from_link(cls, link: Mapping[str, Any], definition: FlagDef | None) -> Involvement:
-        """Build from a stored link dict; unknown keys are ignored."""
+    def from_link(cls, link: FlagLink, definition: FlagDef | None) -> Involvement:
+        """A site's link to a flag, with the flag's definition when it is known."""
         return cls(
-            flag=str(link["flag"]),
-            dest=str(link["dest"]),
-            sides=tuple(link.get("sides") or ()),
-            polarity=link.get("polarity"),
-            value=link.get("value"),
-            condition=link.get("condition"),
-            required=bool(link.get("required")),
-            via=link.get("via"),
-            cli=bool(link.get("cli", True)) and (definition is None or definition.cli),
+            flag=link.flag,
+            dest=link.dest,
+            sides=link.sides,
+            polarity=link.polarity,
+            value=link.value,
+            condition=link.condition,
+            required=link.required,
+            via=link.via,
+            cli=link.cli and (definition is None or definition.cli),
             definition=definition,
         )
 

@@ -100,9 +100,7 @@ def ref_site() -> Site:
 
 
 def involvements(site: Site) -> list[Involvement]:
-    return [
-        Involvement.from_link(x, CATALOG.get(x["dest"])) for x in flag_involvements(site, CATALOG)
-    ]
+    return [Involvement.from_link(x, CATALOG.get(x.dest)) for x in flag_involvements(site, CATALOG)]
 
 
 def history(*present: bool) -> list[SnapshotSites]:

@@ -63,7 +63,7 @@ def cond(expr: str, holds: bool = True, kind: str = "if", **resolved: str) -> Co
 
 
 def by_dest(s: Site) -> dict[str, dict[str, Any]]:
-    return {e["dest"]: e for e in flag_involvements(s, CATALOG)}
+    return {e.dest: e for e in flag_involvements(s, CATALOG)}
 
 
 def test_reference_error_links_both_flags_with_polarity() -> None:
@@ -82,14 +82,14 @@ def test_reference_error_links_both_flags_with_polarity() -> None:
     links = by_dest(s)
     assert set(links) == {"enable_unified_memory", "disaggregation_mode"}
     eum = links["enable_unified_memory"]
-    assert eum["flag"] == "--enable-unified-memory"
-    assert eum["sides"] == ["message", "condition"]
-    assert (eum["polarity"], eum["required"]) == ("on", True)
-    assert eum["condition"] == "get_memory().enable_unified_memory and req_to_token_pool is None"
+    assert eum.flag == "--enable-unified-memory"
+    assert eum.sides == ("message", "condition")
+    assert (eum.polarity, eum.required) == ("on", True)
+    assert eum.condition == "get_memory().enable_unified_memory and req_to_token_pool is None"
     dm = links["disaggregation_mode"]
-    assert dm["sides"] == ["condition"]
-    assert (dm["polarity"], dm["value"], dm["via"]) == ("ne", "'null'", "pd_enabled")
-    assert dm["required"] is True
+    assert dm.sides == ("condition",)
+    assert (dm.polarity, dm.value, dm.via) == ("ne", "'null'", "pd_enabled")
+    assert dm.required is True
 
 
 def test_negation_flips_polarity() -> None:
@@ -102,12 +102,12 @@ def test_negation_flips_polarity() -> None:
             )
         )
     )
-    assert links["enable_unified_memory"]["polarity"] == "off"
-    assert (links["disaggregation_mode"]["polarity"], links["disaggregation_mode"]["value"]) == (
+    assert links["enable_unified_memory"].polarity == "off"
+    assert (links["disaggregation_mode"].polarity, links["disaggregation_mode"].value) == (
         "ne",
         "'prefill'",
     )
-    assert (links["tp_size"]["polarity"], links["tp_size"]["value"]) == ("not_in", "(2, 4)")
+    assert (links["tp_size"].polarity, links["tp_size"].value) == ("not_in", "(2, 4)")
 
 
 def test_comparisons_and_other_uses() -> None:
@@ -121,15 +121,15 @@ def test_comparisons_and_other_uses() -> None:
             )
         )
     )
-    assert (links["tp_size"]["polarity"], links["tp_size"]["value"]) == ("other", "<= 1")
-    assert (links["disaggregation_mode"]["polarity"], links["disaggregation_mode"]["value"]) == (
+    assert (links["tp_size"].polarity, links["tp_size"].value) == ("other", "<= 1")
+    assert (links["disaggregation_mode"].polarity, links["disaggregation_mode"].value) == (
         "eq",
         "'null'",
     )
-    assert links["chunked_prefill_size"]["polarity"] == "other"
+    assert links["chunked_prefill_size"].polarity == "other"
     assert (
-        links["speculative_algorithm"]["polarity"],
-        links["speculative_algorithm"]["value"],
+        links["speculative_algorithm"].polarity,
+        links["speculative_algorithm"].value,
     ) == ("ne", "None")
 
 
@@ -137,15 +137,15 @@ def test_alternatives_are_not_required() -> None:
     links = by_dest(
         site((cond("server_args.enable_unified_memory or args.speculative_algorithm"),))
     )
-    assert links["enable_unified_memory"]["polarity"] == "on"
-    assert links["enable_unified_memory"]["required"] is False
+    assert links["enable_unified_memory"].polarity == "on"
+    assert links["enable_unified_memory"].required is False
     # not (a and b) needed: either may be false, neither is required
     links = by_dest(site((cond("args.enable_unified_memory and args.tp_size", holds=False),)))
-    assert links["enable_unified_memory"]["polarity"] == "off"
-    assert links["enable_unified_memory"]["required"] is False
+    assert links["enable_unified_memory"].polarity == "off"
+    assert links["enable_unified_memory"].required is False
     # not (a or b): both must be false
     links = by_dest(site((cond("args.enable_unified_memory or args.tp_size", holds=False),)))
-    assert links["tp_size"]["polarity"] == "off" and links["tp_size"]["required"] is True
+    assert links["tp_size"].polarity == "off" and links["tp_size"].required is True
 
 
 def test_generic_dests_need_a_settings_like_object() -> None:
@@ -176,10 +176,10 @@ def test_generic_dests_need_a_settings_like_object() -> None:
 def test_message_mentions_and_placeholders() -> None:
     s = site((), "Use --tensor-parallel-size or --unknown-flag; got ", "server_args.port")
     links = by_dest(s)
-    assert links["tp_size"]["flag"] == "--tp-size"
-    assert links["tp_size"]["mentioned_as"] == "--tensor-parallel-size"
-    assert links["tp_size"]["sides"] == ["message"] and links["tp_size"]["polarity"] is None
-    assert links["port"]["sides"] == ["message"]
+    assert links["tp_size"].flag == "--tp-size"
+    assert links["tp_size"].mentioned_as == "--tensor-parallel-size"
+    assert links["tp_size"].sides == ("message",) and links["tp_size"].polarity is None
+    assert links["port"].sides == ("message",)
     assert set(links) == {"tp_size", "port"}
 
 
@@ -220,11 +220,11 @@ def test_argparse_flags_link_only_in_their_own_file_or_the_settings_module() -> 
     )
     catalog = {**CATALOG, "backend": tool, "config": manual}
     elsewhere = site((cond("args.backend == 'vllm'"), cond("server_args.config")))
-    links = {e["dest"]: e for e in flag_involvements(elsewhere, catalog)}
+    links = {e.dest: e for e in flag_involvements(elsewhere, catalog)}
     assert set(links) == {"config"}
     own = Site(**{**elsewhere.__dict__, "path": "bench/serving.py"})
-    links = {e["dest"]: e for e in flag_involvements(own, catalog)}
-    assert links["backend"]["polarity"] == "eq" and links["backend"]["value"] == "'vllm'"
+    links = {e.dest: e for e in flag_involvements(own, catalog)}
+    assert links["backend"].polarity == "eq" and links["backend"].value == "'vllm'"
     # a specific-looking argparse dest read from a non-args object is never linked
     hdr = FlagDef(
         ("--model-identity-sha256",),
@@ -249,5 +249,5 @@ def test_argparse_flags_link_only_in_their_own_file_or_the_settings_module() -> 
 
 def test_local_resolved_to_a_flag_read_compares_like_the_read() -> None:
     links = by_dest(site((cond("tp != 1", tp="server_args.tp_size"),)))
-    assert (links["tp_size"]["polarity"], links["tp_size"]["value"]) == ("ne", "1")
-    assert links["tp_size"]["via"] == "tp"
+    assert (links["tp_size"].polarity, links["tp_size"].value) == ("ne", "1")
+    assert links["tp_size"].via == "tp"

@@ -1,12 +1,12 @@
 """The guard chain of a raise: the tests that must hold (or fail) for control to reach it.
 
-The site walker records how each enclosing block was entered (`Entry`); from that path this module
-derives one `Condition` per enclosing `if`/`elif`/`else`, loop, `try`/`except`, `with` and
+The site walker records how each enclosing block was entered (`BlockEntry`); from that path this
+module derives one `Condition` per enclosing `if`/`elif`/`else`, loop, `try`/`except`, `with` and
 `match`/`case`, outermost first, stopping at the enclosing function (a nested function's raise is
 not guarded by its parent's `if`s at call time). An earlier `if cond: return|continue|break` in an
-enclosing block is also a guard (`not cond` held); an earlier `if cond: raise ...` is not
-included: in validation code that is a sibling check with its own entry, and listing every one
-would bury the guards that matter.
+enclosing block is also a guard (`not cond` held); an earlier `if cond: raise ...` is not included:
+in validation code that is a sibling check with its own entry, and listing every one would bury the
+guards that matter.
 
 Local names read by a condition are resolved to the single assignment that reaches the test, so
 `if pd_enabled:` explains itself (`pd_enabled` -> `get_disagg().disaggregation_mode != 'null'`).
@@ -22,7 +22,7 @@ from errkb.core.records import Condition
 from errkb.ingest.extract.scope import Assigned, Position, Scope
 
 
-class Entry(NamedTuple):
+class BlockEntry(NamedTuple):
     """How a block was entered: the compound statement, which branch, and the handler or case."""
 
     node: ast.stmt
@@ -35,7 +35,7 @@ class Frame(NamedTuple):
 
     block: list[ast.stmt]
     at: int
-    entry: Entry | None
+    entry: BlockEntry | None
 
 
 _EXITS = (ast.Return, ast.Continue, ast.Break)
@@ -79,7 +79,7 @@ def _case_text(subject: ast.expr, case: ast.match_case) -> str:
 
 
 def _entry_conditions(
-    entry: Entry, elif_: bool
+    entry: BlockEntry, elif_: bool
 ) -> list[tuple[str, str, bool, int, list[ast.expr]]]:
     """(kind, expr, holds, line, expressions read) for entering one block."""
     node, branch = entry.node, entry.branch
@@ -163,7 +163,9 @@ class GuardChains:
             conditions.extend(self._early_exits(frame, frames[:level]))
         return tuple(conditions), outermost
 
-    def _entry(self, entry: Entry, elif_: bool, outer: tuple[Frame, ...]) -> tuple[Condition, ...]:
+    def _entry(
+        self, entry: BlockEntry, elif_: bool, outer: tuple[Frame, ...]
+    ) -> tuple[Condition, ...]:
         key = (id(entry.node), entry.branch, id(entry.item), elif_)
         found = self._entries.get(key)
         if found is None:

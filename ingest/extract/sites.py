@@ -15,7 +15,7 @@ from bisect import bisect_left
 from typing import NamedTuple
 
 from errkb.core.records import Segment, Site, Template
-from errkb.ingest.extract.conditions import Entry, Frame, GuardChains, position
+from errkb.ingest.extract.conditions import BlockEntry, Frame, GuardChains, position
 from errkb.ingest.extract.scope import Scope
 from errkb.ingest.extract.snippet import snippet_for
 from errkb.ingest.extract.source import SourceLines
@@ -34,21 +34,21 @@ def raised_name(exc: ast.expr | None) -> str | None:
     return None
 
 
-def _branches(stmt: ast.stmt) -> list[tuple[list[ast.stmt], Entry]]:
+def _branches(stmt: ast.stmt) -> list[tuple[list[ast.stmt], BlockEntry]]:
     """The blocks nested in a compound statement, each with how it is entered."""
     if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-        return [(stmt.body, Entry(stmt, "body")), (stmt.orelse, Entry(stmt, "orelse"))]
+        return [(stmt.body, BlockEntry(stmt, "body")), (stmt.orelse, BlockEntry(stmt, "orelse"))]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [(stmt.body, Entry(stmt, "body"))]
+        return [(stmt.body, BlockEntry(stmt, "body"))]
     if isinstance(stmt, ast.Match):
-        return [(case.body, Entry(stmt, "case", case)) for case in stmt.cases]
+        return [(case.body, BlockEntry(stmt, "case", case)) for case in stmt.cases]
     if isinstance(stmt, (ast.Try, ast.TryStar)):
         t: ast.Try = stmt  # type: ignore[assignment]
         return [
-            (t.body, Entry(stmt, "body")),
-            *((h.body, Entry(stmt, "handler", h)) for h in t.handlers),
-            (t.orelse, Entry(stmt, "orelse")),
-            (t.finalbody, Entry(stmt, "finalbody")),
+            (t.body, BlockEntry(stmt, "body")),
+            *((h.body, BlockEntry(stmt, "handler", h)) for h in t.handlers),
+            (t.orelse, BlockEntry(stmt, "orelse")),
+            (t.finalbody, BlockEntry(stmt, "finalbody")),
         ]
     return []
 
@@ -111,7 +111,7 @@ class SiteFinder:
         self,
         block: list[ast.stmt],
         outer: tuple[Frame, ...],
-        entry: Entry | None,
+        entry: BlockEntry | None,
         here: _InScope,
         names: tuple[str, ...],
     ) -> None:

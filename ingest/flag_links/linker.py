@@ -21,7 +21,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from errkb.core.records import Condition, FlagDef, Site
+from errkb.core.records import Condition, FlagDef, FlagLink, Site
 from errkb.ingest.flag_links.guard_uses import GuardUse, condition_uses
 from errkb.ingest.flag_links.read_filter import ReadFilter
 from errkb.ingest.flag_links.reads import Reads, parse_expr
@@ -44,14 +44,14 @@ def message_flags(literal: str) -> list[str]:
     return found
 
 
-def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[dict[str, Any]]:
+def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[FlagLink]:
     """Flags involved in a site; `catalog` maps dest name -> FlagDef for the snapshot."""
     return Linker(catalog).involvements(site)
 
 
 def linked_sites(
     sites: Sequence[Site], catalog: Mapping[str, FlagDef]
-) -> list[tuple[Site, list[dict[str, Any]]]]:
+) -> list[tuple[Site, list[FlagLink]]]:
     """Each site with its flag involvements against the snapshot's flag catalog.
 
     It runs in the ingesting process: the read filter leaves only the few sites that read a flag
@@ -103,7 +103,7 @@ class Linker:
             self._placeholders[key] = dests
         return dests
 
-    def involvements(self, site: Site) -> list[dict[str, Any]]:
+    def involvements(self, site: Site) -> list[FlagLink]:
         """Flags involved in one site, most-involved first."""
         path = site.path
         may_read = _ALWAYS if self.filter is None else self.filter.for_path(path)
@@ -137,8 +137,9 @@ class Linker:
         named: list[str],
         spoken: list[str],
         guarded: list[tuple[Condition, list[GuardUse]]],
-    ) -> list[dict[str, Any]]:
-        """One entry per flag: the message side, then the most telling guard use."""
+    ) -> list[FlagLink]:
+        """One link per flag: the message side, then the most telling guard use (drafted as
+        dicts, which the uses update in place)."""
         catalog = self.catalog
         out: dict[str, dict[str, Any]] = {}
 
@@ -182,7 +183,8 @@ class Linker:
                         condition=cond.text,
                         via=use.via,
                     )
-        return sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
+        drafts = sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
+        return [FlagLink.from_json(e) for e in drafts]
 
 
 class _Always(dict[str, bool]):
@@ -196,11 +198,11 @@ _ALWAYS = _Always()
 
 
 def error_flag_rows(
-    error_id: str, snapshot_id: int, involvements: list[dict[str, Any]]
+    error_id: str, snapshot_id: int, involvements: list[FlagLink]
 ) -> list[dict[str, Any]]:
     """Rows of the `error_flags` index (error, snapshot, dest) for one occurrence's links."""
     return [
-        {"error_id": error_id, "snapshot_id": snapshot_id, "dest": e["dest"], "flag": e["flag"]}
+        {"error_id": error_id, "snapshot_id": snapshot_id, "dest": e.dest, "flag": e.flag}
         for e in involvements
     ]
 

@@ -8,14 +8,13 @@ candidates, cached AI prose) and hands them to the pure synthesis in `ingest.kno
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
 from errkb.core.models import Error, Occurrence, Repo, Snapshot
-from errkb.core.records import FlagDef
+from errkb.core.records import FlagDef, FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, Placement
 from errkb.service.entries.ai import cached_explanation
@@ -46,7 +45,7 @@ def _url(link_base: str | None, path: str, line: int, end_line: int | None = Non
     return f"{link_base}{path}{span}"
 
 
-def _flag_out(link: dict[str, Any], inv: Involvement, link_base: str | None) -> FlagOut:
+def _flag_out(inv: Involvement, link_base: str | None) -> FlagOut:
     d = inv.definition
     return FlagOut(
         flag=inv.flag,
@@ -111,17 +110,17 @@ def build_entry(
     shown_occs = by_snap[shown.id]
 
     links = merged_links(shown_occs)
-    catalog = catalog_for(session, shown.id, {link["dest"] for link in links})
+    catalog = catalog_for(session, shown.id, {link.dest for link in links})
 
-    def involvements(raw: list[dict[str, Any]]) -> list[Involvement]:
-        return [Involvement.from_link(link, catalog.get(link["dest"])) for link in raw]
+    def involvements(links: list[FlagLink]) -> list[Involvement]:
+        return [Involvement.from_link(link, catalog.get(link.dest)) for link in links]
 
     tl = timeline_of(
         snapshots,
         {sid: [Placement(o.path, o.line, o.qualname) for o in os_] for sid, os_ in by_snap.items()},
     )
     site = site_of(error, shown_occs[0])
-    ex = explanation_of(site, involvements(shown_occs[0].flags or []), tl, repo, snapshots)
+    ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
     related = related_errors(
         session,
         error_id=error_id,
@@ -129,7 +128,7 @@ def build_entry(
         message=error.message,
         snapshot_id=shown.id,
         sites=[(o.path, o.line, o.qualname) for o in shown_occs],
-        flags={link["dest"]: link["flag"] for link in links},
+        flags={link.dest: link.flag for link in links},
     )
     base = settings.public_url.rstrip("/") if settings else ""
     snap_by_id = {s.id: s for s in snapshots}
@@ -144,10 +143,7 @@ def build_entry(
         form=error.form,
         snapshot=shown.label,
         explanation=ex,
-        flags=[
-            _flag_out(link, inv, shown.link_base)
-            for link, inv in zip(links, involvements(links), strict=True)
-        ],
+        flags=[_flag_out(inv, shown.link_base) for inv in involvements(links)],
         # Definitions are read for the shown snapshot only; other snapshots' links stay bare.
         occurrences=[
             _occurrence_out(
@@ -190,7 +186,7 @@ def _occurrence_out(
     error: Error, occ: Occurrence, snap: Snapshot, catalog: dict[str, FlagDef]
 ) -> OccurrenceOut:
     site = site_of(error, occ)
-    links = occ.flags or []
+    links = flag_links(occ.flags)
     return OccurrenceOut(
         snapshot=snap.label,
         snapshot_date=snap.date,
@@ -213,7 +209,7 @@ def _occurrence_out(
         raise_source=occ.raise_source,
         url=_url(snap.link_base, occ.path, occ.line, occ.end_line),
         flags=[
-            _flag_out(link, Involvement.from_link(link, catalog.get(link["dest"])), snap.link_base)
+            _flag_out(Involvement.from_link(link, catalog.get(link.dest)), snap.link_base)
             for link in links
         ],
     )

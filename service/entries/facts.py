@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict
-from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import select
@@ -17,7 +16,16 @@ from sqlalchemy.orm import Session
 from errkb.core.errors import NotFound
 from errkb.core.flag_catalog import flag_catalog
 from errkb.core.models import Error, Flag, Occurrence, Repo, Snapshot
-from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
+from errkb.core.records import (
+    Condition,
+    FlagDef,
+    FlagLink,
+    Segment,
+    Site,
+    Snippet,
+    Template,
+    flag_links,
+)
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement, Placement, SnapshotSites, TimelineFacts
 from errkb.knowledge.timeline import timeline as error_timeline
@@ -63,15 +71,13 @@ def flag_def_of(row: Flag) -> FlagDef:
     )
 
 
-def merged_links(occurrences: list[Occurrence]) -> list[dict[str, Any]]:
+def merged_links(occurrences: list[Occurrence]) -> list[FlagLink]:
     """One link per dest over a snapshot's occurrences (sides united, first polarity kept)."""
-    merged: dict[str, dict[str, Any]] = {}
+    merged: dict[str, FlagLink] = {}
     for occ in occurrences:
-        for link in occ.flags or []:
-            known = merged.setdefault(link["dest"], {**link, "sides": list(link["sides"])})
-            for side in link["sides"]:
-                if side not in known["sides"]:
-                    known["sides"].append(side)
+        for link in flag_links(occ.flags):
+            known = merged.get(link.dest)
+            merged[link.dest] = link if known is None else known.joined(link)
     return list(merged.values())
 
 
@@ -160,6 +166,6 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
         if error.id in seen:
             continue  # the first occurrence (by path, line) is the one an entry shows
         seen.add(error.id)
-        flags = [Involvement.from_link(x, catalog.get(x["dest"])) for x in occ.flags or []]
+        flags = [Involvement.from_link(x, catalog.get(x.dest)) for x in flag_links(occ.flags)]
         tl = timeline_of(snapshots, placements[error.id])
         yield error, explanation_of(site_of(error, occ), flags, tl, repo, snapshots)
