@@ -6,8 +6,10 @@ validated by pydantic so that a typo is reported with its location instead of su
 
 from __future__ import annotations
 
+import string
 import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -42,10 +44,30 @@ class RepoPin(BaseModel):
     @field_validator("tag_pattern")
     @classmethod
     def _pattern_names_version(cls, value: str) -> str:
+        # Parsed, not tried: `str.format` would follow `{version.__class__}` or `{version[0]}`.
         try:
-            value.format(version="1.0")
-        except (KeyError, IndexError, ValueError) as exc:
+            fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value)]
+        except ValueError as exc:  # unbalanced braces
             raise ValueError(f"must only use the {{version}} placeholder ({exc})") from exc
+        used = [f for f in fields if f[0] is not None]
+        if not used or any(f != ("version", "", None) for f in used):
+            raise ValueError("must contain {version} and no other placeholder, e.g. 'v{version}'")
+        return value
+
+    @field_validator("web_url")
+    @classmethod
+    def _web_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not _is_http_url(value):
+            raise ValueError("must be an http:// or https:// URL, e.g. https://github.com/o/r")
+        return value
+
+    @field_validator("git_url")
+    @classmethod
+    def _git_url_is_safe(cls, value: str | None) -> str | None:
+        if value is not None and not _is_git_location(value):
+            raise ValueError(
+                "must be an http(s), ssh or file URL, user@host:path, or a local folder path"
+            )
         return value
 
     def extract_config(self, max_bytes: int) -> ExtractConfig:
@@ -53,6 +75,32 @@ class RepoPin(BaseModel):
         return ExtractConfig(
             exceptions=self.exceptions, flag_classes=self.flag_classes, max_bytes=max_bytes
         )
+
+
+def _is_http_url(value: str) -> bool:
+    """True for an http(s) URL with a host and no whitespace or control characters."""
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def _is_git_location(value: str) -> bool:
+    """True for a location git reaches by http(s) or ssh, or a local path; never a transport
+    that runs commands (`ext::`) or an argument-looking string."""
+    if not value or value.startswith("-") or "::" in value:
+        return False
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        return False
+    if "://" in value:
+        parts = urlsplit(value)
+        if parts.scheme == "file":  # a local path, spelled as a URL
+            return True
+        return parts.scheme in ("http", "https", "ssh") and bool(parts.hostname)
+    return True  # a local path, or scp-like user@host:path (git's ssh form)
 
 
 class Pins(BaseModel):
@@ -77,6 +125,10 @@ def load_pins(path: Path) -> Pins:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"pins file not found: {path}") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"pins file is a folder, not a file: {path}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text (TOML) file: byte {exc.start} is not UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
     try:
@@ -86,6 +138,8 @@ def load_pins(path: Path) -> Pins:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"{path}: {problems}") from exc
+    if not pins.repos:
+        raise ConfigError(f"{path}: no [[repos]] defined; a pins file lists at least one repo")
     names = [r.name for r in pins.repos]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: repo names must be unique")

@@ -2,6 +2,10 @@
 
 Worker processes import only this module and the pure core (extraction, flag links), never the
 store: they are started by forkserver from a clean interpreter that preloads this module.
+
+A worker exits as soon as the ingest process that started it is gone, however it died (SIGKILL
+included): otherwise the workers, blocked on a queue whose write end they hold themselves, would
+keep the forkserver and the resource tracker alive forever.
 """
 
 from __future__ import annotations
@@ -10,7 +14,10 @@ import gc
 import multiprocessing
 import os
 import pickle
+import select
 import sys
+import threading
+import time
 import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -102,14 +109,43 @@ def _ready() -> None:
 _in_worker = False  # set in worker processes only
 
 
-def _init_worker() -> None:
+def _init_worker(parent_pid: int) -> None:
     global _in_worker
     _in_worker = True
+    _exit_with(parent_pid)
     # Syntax trees are acyclic, yet building them makes the cyclic GC scan the growing heap over
     # and over (~10% of parse time). Workers collect once per chunk instead (`_collect`), and
     # what the process holds from start-up is frozen out of those collections.
     gc.disable()
     gc.freeze()
+
+
+def _exit_with(pid: int) -> None:
+    """Start a daemon thread that ends this process once process `pid` has exited."""
+    try:
+        fd: int | None = os.pidfd_open(pid)  # Linux >= 5.3: readable when the process exits
+    except (AttributeError, OSError):  # no pidfd here, or `pid` already gone
+        fd = None
+    threading.Thread(target=_wait_then_exit, args=(pid, fd), daemon=True).start()
+
+
+def _wait_then_exit(pid: int, fd: int | None) -> None:
+    if fd is not None:
+        select.select([fd], [], [])
+    else:
+        while _alive(pid):
+            time.sleep(0.5)
+    os._exit(1)  # no cleanup to do: results go to the parent, which is gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else (the pid was reused)
+        return False
+    return True
 
 
 def _collect() -> None:
@@ -152,21 +188,26 @@ class Workers:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["errkb.ingest.workers"])
             self._pool = ProcessPoolExecutor(
-                max_workers=self.count, mp_context=context, initializer=_init_worker
+                max_workers=self.count,
+                mp_context=context,
+                initializer=_init_worker,
+                initargs=(os.getpid(),),
             )
             with _main_hidden():  # the processes start on these first submits
                 for _ in range(self.count):
                     self._pool.submit(_ready)
         return self._pool
 
-    def close(self) -> None:
-        """Stop the processes, if any were started."""
+    def close(self, *, cancel: bool = False) -> None:
+        """Stop the processes, if any were started; `cancel` drops the tasks not yet begun."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(cancel_futures=cancel)
             self._pool = None
 
     def __enter__(self) -> Workers:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        # On an error or a signal (SIGTERM becomes SystemExit in the CLI) nobody wants the
+        # queued chunks: the processes stop after the ones they are running.
+        self.close(cancel=exc_type is not None)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import typer
+import sys
 
+import typer
+from typer.exceptions import TyperException
+
+from errkb.cli import failures
 from errkb.cli.explain import explain
 from errkb.cli.export import export_site
 from errkb.cli.ingest import ingest
@@ -20,6 +24,42 @@ app.command()(show)
 app.command()(match)
 app.command()(explain)
 app.command("export-site")(export_site)
+_debug = False
+
+
+@app.callback()
+def options(
+    debug: bool = typer.Option(False, "--debug", help="print the full traceback of a failure"),
+) -> None:
+    """errkb: error knowledge base"""
+    global _debug
+    _debug = debug
+
+
+def main() -> None:
+    """The console script: the app, with every failure as one line on stderr and its exit code."""
+    failures.install_signal_handlers()
+    try:
+        code = app(standalone_mode=False)
+    except TyperException as exc:  # bad usage: Typer's own message and code
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        code = exc.exit_code
+    except (Exception, KeyboardInterrupt, failures.Terminated) as exc:
+        code = failures.report(exc, debug=_debug, database_url=_database_url())
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _database_url() -> str:
+    """The configured database URL without its password, or "" if settings cannot be read."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(Settings().resolved_database_url)
+        return url.render_as_string(hide_password=True)
+    except Exception:  # the settings themselves may be what failed
+        return ""
 
 
 @db_app.command("upgrade")

@@ -17,7 +17,7 @@ from errkb.ingest.extract.sites import SiteFinder
 from errkb.ingest.extract.source import SourceLines
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"  # 4: PEP 263 coding lines are honoured
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 

@@ -7,6 +7,10 @@ bad file costs a status string, never a crash or a long stall.
 
 from __future__ import annotations
 
+import codecs
+import io
+import tokenize
+
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.extract.flag_defs import class_markers
 
@@ -42,12 +46,32 @@ def rejected(data: bytes, path: str, config: ExtractConfig) -> FileResult | None
     return None
 
 
+def source_encoding(data: bytes) -> str:
+    """The encoding Python reads the file in: its PEP 263 coding line, else UTF-8.
+
+    Raises SyntaxError for a coding line naming an unknown codec, as Python does.
+    """
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    head = data if second < 0 else data[:second]  # a cookie counts only on the first two lines
+    if b"coding" not in head:  # the common case: no cookie, no tokenizer
+        return "utf-8"
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return codecs.lookup(encoding).name
+
+
 def decoded(data: bytes) -> str | FileResult:
-    """The file as text with newlines normalized, or a `not_utf8` result."""
+    """The file as text, decoded as Python would (PEP 263), with newlines normalized, or a
+    `not_utf8` result when Python could not read it either."""
     try:
-        text = data.decode("utf-8")
+        encoding = source_encoding(data)
+        text = data.decode(encoding)
+    except SyntaxError as exc:  # a coding line naming an unknown or mismatched codec
+        return FileResult(status="not_utf8", detail=str(exc.msg))
     except UnicodeDecodeError as exc:
-        return FileResult(status="not_utf8", detail=f"{exc.reason} at byte {exc.start}")
+        return FileResult(
+            status="not_utf8", detail=f"{exc.reason} at byte {exc.start} ({exc.encoding})"
+        )
     if text.startswith("\ufeff"):
         text = text[1:]
     # The tokenizer treats \r\n and a lone \r as line ends; normalizing keeps our line list and

@@ -1,8 +1,9 @@
 """Local folders: every `.py` file under a directory, read in place.
 
 A folder has no commit, so its identity is a digest of its (path, blob SHA) pairs: the same
-content ingested twice is the same snapshot. Symlinks that leave the tree and oversized files are
-skipped before reading.
+content ingested twice is the same snapshot. Symlinks that leave the tree or loop, names that are
+not UTF-8 (no repo path can name them) and oversized files are skipped, counted, before reading:
+a hostile folder never stops the walk.
 """
 
 from __future__ import annotations
@@ -15,6 +16,19 @@ from pathlib import Path
 
 from errkb.core.errors import SourceError
 from errkb.ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(name: str) -> str:
+    """A name with undecodable bytes shown as \\xNN escapes."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 class FolderSource:
@@ -47,6 +61,9 @@ class FolderSource:
                     continue
                 full = Path(dirpath) / name
                 rel = self.path_prefix + full.relative_to(self.root).as_posix()
+                if not _is_utf8(rel):  # os.walk hands undecodable bytes back as surrogates
+                    yield SourceFile(_printable(rel), "", b"", skip="unsafe")
+                    continue
                 try:
                     target = full.resolve(strict=True)
                     if not target.is_relative_to(self.root) or not target.is_file():
@@ -57,7 +74,9 @@ class FolderSource:
                         yield SourceFile(rel, "", b"", skip="too_large")
                         continue
                     data = target.read_bytes()
-                except OSError:  # a dangling link or a file removed while scanning
+                # A dangling link, a file removed while scanning, or a symlink loop (3.11's
+                # resolve raises RuntimeError for it, later versions OSError).
+                except (OSError, RuntimeError):
                     yield SourceFile(rel, "", b"", skip="unsafe")
                     continue
                 self._newest = max(self._newest, stat.st_mtime)
