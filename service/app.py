@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from errkb.core.db import engine_from_settings, session_factory, upgrade
-from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
+from errkb.service.problems import install_error_handlers
+from errkb.service.validation import RefuseNul
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -34,9 +34,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.startup_hooks = []
 
-    @app.exception_handler(ErrkbError)
-    async def handled(_: Request, exc: ErrkbError) -> JSONResponse:
-        return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+    install_error_handlers(app)
+    app.add_middleware(RefuseNul)
 
     from errkb.service.health import router as api_router
 

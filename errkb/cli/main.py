@@ -77,6 +77,12 @@ def serve(host: str | None = None, port: int | None = None) -> None:
     import uvicorn
 
     from errkb.service.app import create_app
+    from errkb.service.server import server_options
 
     settings = Settings()
-    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.host,
+        port=port or settings.port,
+        **server_options(settings),
+    )

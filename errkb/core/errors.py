@@ -24,6 +24,10 @@ class BodyTooLarge(ErrkbError):
 class BadInput(ErrkbError):
     status_code = 422
 
+    def __init__(self, message: str, loc: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.loc = loc  # where the bad value was, as in FastAPI's errors: ("query", "cursor")
+
 
 class SourceError(ErrkbError):
     """A snapshot source could not be read (bad ref, unreachable URL, missing release)."""

@@ -24,6 +24,11 @@ class Settings(BaseSettings):
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20
     match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
+    match_threads: int = Field(default=1, ge=1, description="matches run at once; others wait")
+    request_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="time a client has to send a whole request"
+    )
+    keep_alive_seconds: float = Field(default=5.0, gt=0, description="idle keep-alive limit")
     host: str = "127.0.0.1"
     port: int = 8000
     llm_url: str = ""

@@ -7,10 +7,11 @@ read off the code or the version history from prose written by a model.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from errkb.service.datetimes import UtcDatetime
 
 Provenance = Literal[
     "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
@@ -120,7 +121,7 @@ class OccurrenceOut(BaseModel):
     """One raise site of the error in one snapshot."""
 
     snapshot: str
-    snapshot_date: datetime | None = None
+    snapshot_date: UtcDatetime | None = None
     path: str
     line: int
     end_line: int
@@ -136,7 +137,7 @@ class TimelinePoint(BaseModel):
     """One snapshot of the repo and whether the error is raised there."""
 
     snapshot: str
-    date: datetime | None = None
+    date: UtcDatetime | None = None
     present: bool
     sites: list[str] = []  # "path:line" of each occurrence there
 
@@ -182,7 +183,7 @@ class SnapshotProvenance(BaseModel):
     snapshot: str
     kind: str  # git | pypi | dir
     commit: str
-    date: datetime | None = None
+    date: UtcDatetime | None = None
     url: str | None = None  # link base of the snapshot
 
 
@@ -197,7 +198,7 @@ class AiExplanationOut(BaseModel):
     """Optional prose by a language model; never replaces the derived fields."""
 
     model: str
-    created_at: datetime
+    created_at: UtcDatetime
     what_it_means: str
     trigger: str | None = None
     common_situations: list[str] = []

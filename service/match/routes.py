@@ -2,18 +2,21 @@
 
 The endpoint is public and fed untrusted text, so the body is read as a stream and refused
 (413) as soon as it passes `max_body_bytes`, undecodable bytes are replaced rather than
-rejected, and the matching itself (pure and bounded, see `service.matcher`) runs in the thread
-pool so a large body never blocks the event loop.
+rejected, and the matching itself (pure and bounded, see `service.matcher`) runs off the event
+loop, in a small pool of its own (`ERRKB_MATCH_THREADS`): matching is CPU work holding the GIL,
+so however many matches arrive at once, only that many compete with the loop, and health checks,
+pages and the other routes (in Starlette's thread pool) keep answering. Others wait their turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel, Field
-from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import BadInput, BodyTooLarge
 from errkb.core.settings import Settings
@@ -77,9 +80,16 @@ async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> MatchR
     """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base."""
     settings: Settings = request.app.state.settings
     body = await read_capped(request, settings.max_body_bytes)
-    text = text_of(body, request.headers.get("content-type", ""))
+    if not body:
+        raise BadInput("the request body is empty: send the log text to match", loc=("body",))
+    content_type = request.headers.get("content-type", "")
     live: LiveIndex = request.app.state.matcher
-    found = await run_in_threadpool(lambda: match_text(live.current(), text, limit=limit))
+    pool: ThreadPoolExecutor = request.app.state.match_pool
+
+    def run() -> list[Match]:
+        return match_text(live.current(), text_of(body, content_type), limit=limit)
+
+    found = await asyncio.get_running_loop().run_in_executor(pool, run)
     return MatchResponse(matches=[match_out(m, settings.public_url) for m in found])
 
 
@@ -110,9 +120,9 @@ def text_of(body: bytes, content_type: str) -> str:
     try:
         data: Any = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise BadInput(f"invalid JSON body: {str(exc)[:200]}") from None
+        raise BadInput(f"invalid JSON body: {str(exc)[:200]}", loc=("body",)) from None
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-        raise BadInput('a JSON body must be an object with a string field "text"')
+        raise BadInput('a JSON body must be an object with a string field "text"', loc=("body",))
     text: str = data["text"]
     return text
 
@@ -142,6 +152,9 @@ def install_matcher(app: FastAPI) -> None:
         settings: Settings = app.state.settings
         app.state.matcher = LiveIndex(
             app.state.engine, refresh_seconds=settings.match_refresh_seconds
+        )
+        app.state.match_pool = ThreadPoolExecutor(
+            max_workers=settings.match_threads, thread_name_prefix="match"
         )
 
     app.state.startup_hooks.append(start)

@@ -35,8 +35,11 @@ def _links(request: Request) -> ServerLinks:
 
 
 def _canonical(request: Request, public_url: str, path: str) -> str:
-    base = public_url.rstrip("/") if public_url else str(request.base_url).rstrip("/")
-    return base + path
+    """The page's canonical URL: absolute under ERRKB_PUBLIC_URL, else root-relative. Never
+    built from the Host header, which the client chooses: a forged Host would otherwise end up
+    in the page, and a shared cache (the ETag ignores the host) would serve it to everyone."""
+    base = public_url.rstrip("/") if public_url else request.scope.get("root_path", "")
+    return base.rstrip("/") + path
 
 
 def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
@@ -292,6 +295,11 @@ def sitemap(request: Request, session: SessionDep, settings: SettingsDep) -> Res
     from errkb.core.models import Error
     from errkb.service.pages.export import sitemap_xml
 
+    if not settings.public_url:  # a sitemap needs absolute URLs, and the Host is not trusted
+        return _error_page(
+            request,
+            NotFound("there is no sitemap: set ERRKB_PUBLIC_URL, the site's address, to have one"),
+        )
     v = validators(session, request)
     if not_modified(request, v):
         return not_modified_response(v)

@@ -73,12 +73,16 @@ def _encode_cursor(tier: int, sort_key: int) -> str:
 
 
 def _decode_cursor(cursor: str) -> tuple[int, int]:
+    """(tier, sort_key) of a cursor this module made; anything else, forged or stale, is
+    refused here, before a number too large for the database's integers reaches a query."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        tier, key = raw.split(":")
-        return int(tier), int(key)
+        tier, key = (int(part) for part in raw.split(":"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInput("invalid cursor") from exc
+        raise BadInput("invalid cursor", loc=("query", "cursor")) from exc
+    if tier not in (0, 1) or not 0 <= key < 2**31:  # sort_key is a 32-bit INTEGER column
+        raise BadInput("invalid cursor", loc=("query", "cursor"))
+    return tier, key
 
 
 def _match(

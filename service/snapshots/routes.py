@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Query
@@ -10,6 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from errkb.core.models import Repo, Snapshot
+from errkb.service.datetimes import UtcDatetime
 from errkb.service.deps import SessionDep
 
 router = APIRouter()
@@ -23,7 +23,7 @@ class SnapshotOut(BaseModel):
     kind: str  # git | pypi | dir
     ref: str | None
     commit: str
-    date: datetime | None
+    date: UtcDatetime | None
     link_base: str | None
     sort_key: str
     files: int
@@ -33,7 +33,7 @@ class SnapshotOut(BaseModel):
     sites: int
     errors: int
     seconds: float
-    ingested_at: datetime
+    ingested_at: UtcDatetime
 
 
 @router.get("/api/snapshots", response_model=list[SnapshotOut])

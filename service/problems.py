@@ -1,0 +1,77 @@
+"""Error responses built outside the routes: handled errors, refused input and crashes.
+
+One shape for each audience: JSON `{"detail": ...}` for the API (422s in FastAPI's list form,
+which is what the OpenAPI document declares), a short HTML page for the pages. Both carry the
+security headers themselves, since a response made by an exception handler may never pass
+through the middleware that adds them. Nothing here shows a traceback or the exception's text.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from errkb.core.errors import BadInput, ErrkbError
+from errkb.service.security import CSP, HEADERS
+
+_JSON_PREFIXES = ("/api/", "/healthz", "/openapi.json")
+_HEADINGS = {404: "Not found", 413: "Too large", 422: "That did not work", 500: "Server error"}
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{heading} - errkb</title></head>
+<body><main><h1>{heading}</h1><p>{message}</p><p><a href="/">Back to the index</a></p></main>
+</body></html>
+"""
+
+
+def wants_html(path: str, accept: str) -> bool:
+    """True for a page address asked for by a browser: the API always answers JSON."""
+    if path.startswith(_JSON_PREFIXES):
+        return False
+    return "text/html" in accept or "application/json" not in accept
+
+
+def validation_detail(message: str, loc: tuple[str | int, ...] = ()) -> list[dict[str, Any]]:
+    """A 422 `detail` in the list form FastAPI declares for validation errors."""
+    return [{"loc": list(loc), "msg": message, "type": "value_error"}]
+
+
+def problem_response(
+    path: str, accept: str, status: int, message: str, loc: tuple[str | int, ...] = ()
+) -> Response:
+    """The error response for this address: an HTML page or JSON, with the security headers."""
+    headers = dict(HEADERS)
+    headers["Content-Security-Policy"] = CSP
+    headers["Cache-Control"] = "no-store"
+    if wants_html(path, accept):
+        heading = _HEADINGS.get(status, "That did not work")
+        body = _PAGE.format(heading=escape(heading), message=escape(message))
+        return HTMLResponse(body, status_code=status, headers=headers)
+    detail: Any = validation_detail(message, loc) if status == 422 else message
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map handled errors to their status and any other exception to a bare 500."""
+
+    async def handled(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ErrkbError)
+        loc = exc.loc if isinstance(exc, BadInput) else ()
+        return problem_response(
+            request.url.path, request.headers.get("accept", ""), exc.status_code, exc.message, loc
+        )
+
+    async def crashed(request: Request, exc: Exception) -> Response:
+        # The traceback goes to the server log (Starlette re-raises after this answer), never
+        # to the client.
+        return problem_response(
+            request.url.path,
+            request.headers.get("accept", ""),
+            500,
+            "the server failed to answer this request; it has been logged",
+        )
+
+    app.add_exception_handler(ErrkbError, handled)
+    app.add_exception_handler(Exception, crashed)
