@@ -15,6 +15,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from errkb.cli import failures
 from errkb.cli.main import app as cli
 from errkb.core.db import session_factory
 from errkb.core.models import AiExplanation
@@ -177,4 +178,4 @@ def test_cli_explain(db_url: str, tmp_path: Path, chat: ChatServer) -> None:
     assert json.loads(ok.stdout)["provenance"] == "ai"
     chat.content = "not json"
     bad = runner.invoke(cli, ["explain", literal_id(SWA_MESSAGE), "--refresh"], env=env)
-    assert bad.exit_code == 2 and "derived fields unchanged" in bad.output
+    assert bad.exit_code == failures.FAILED and "derived fields unchanged" in bad.output

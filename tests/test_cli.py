@@ -10,6 +10,7 @@ from gitrepo import commit, new_repo
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from errkb.cli import failures
 from errkb.cli.main import app
 from errkb.core.db import make_engine
 from errkb.core.models import Error, Snapshot
@@ -99,18 +100,20 @@ def test_default_ingest_skips_unreachable_git(cli_env: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
-        (["--ref", "main"], "--ref needs --git"),
-        (["--label", "x"], "--label needs --dir"),
-        (["--pypi", "sglang>=0.5"], "one exact version"),
-        (["--pypi", "not a requirement!"], "name==version"),
-        (["--repo", "nope"], "no repo named 'nope'"),
+        (["--ref", "main"], "--ref needs --git", failures.BAD_INPUT),
+        (["--label", "x"], "--label needs --dir", failures.BAD_INPUT),
+        (["--pypi", "sglang>=0.5"], "one exact version", failures.BAD_INPUT),
+        (["--pypi", "not a requirement!"], "name==version", failures.BAD_INPUT),
+        (["--repo", "nope"], "no repo named 'nope'", failures.CONFIG),
     ],
 )
-def test_bad_arguments_are_clear_errors(cli_env: Path, args: list[str], message: str) -> None:
+def test_bad_arguments_are_clear_errors(
+    cli_env: Path, args: list[str], message: str, code: int
+) -> None:
     result = _run("ingest", *args)
-    assert result.exit_code == 2
+    assert result.exit_code == code
     assert message in result.output
 
 
@@ -118,7 +121,7 @@ def test_invalid_pins_name_the_problem(cli_env: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[[repos]]\nname = "x"\npath_prefix = "python"\nreleses = ["1.0"]\n')
     result = _run("ingest", "--pins", str(bad))
-    assert result.exit_code == 2
+    assert result.exit_code == failures.CONFIG
     assert "repos.0.path_prefix" in result.output and "end with '/'" in result.output
     assert "repos.0.releses" in result.output
     bad.write_text("[[repos]\n")

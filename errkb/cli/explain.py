@@ -10,8 +10,9 @@ import json
 
 import typer
 
+from errkb.cli.failures import exit_code
 from errkb.core.db import engine_from_settings, session_factory, upgrade
-from errkb.core.errors import ErrkbError, NotFound
+from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
 
 
@@ -32,7 +33,7 @@ def explain(
             prose = enrich(session, entry, settings, refresh=refresh)
     except ErrkbError as exc:
         typer.echo(f"error: {exc.message} (derived fields unchanged)", err=True)
-        raise typer.Exit(1 if isinstance(exc, NotFound) else 2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     finally:
         engine.dispose()
     typer.echo(json.dumps(prose.model_dump(mode="json"), indent=2, ensure_ascii=False))

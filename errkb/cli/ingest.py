@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from errkb.cli.failures import exit_code
 from errkb.core.db import engine_from_settings, upgrade
 from errkb.core.errors import BadInput, ErrkbError
 from errkb.core.settings import Settings
@@ -25,7 +27,7 @@ from errkb.ingest.plan import Planned
 if TYPE_CHECKING:
     from errkb.ingest.pipeline import SnapshotSummary
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one line per failure, however long
 
 
 class RichProgress:
@@ -67,8 +69,8 @@ def ingest(
         planned = _planned(settings, pins, pypi, git, ref, dir, label, repo)
         engine = engine_from_settings(settings)
     except ErrkbError as exc:
-        err.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(2) from exc
+        err.print(f"[red]error:[/red] {escape(exc.message)}")
+        raise typer.Exit(exit_code(exc)) from exc
     upgrade(engine)
     job = Job(engine=engine, workers=settings.workers)
     summaries: list[SnapshotSummary] = []
@@ -94,7 +96,7 @@ def ingest(
                         source.close()
                 except ErrkbError as exc:  # one bad source must not cost the others
                     failures.append(exc.message)
-                    err.print(f"[red]error:[/red] {exc.message}")
+                    err.print(f"[red]error:[/red] {escape(exc.message)}")
     finally:
         engine.dispose()
     Console().print(summary_table(summaries, time.perf_counter() - started))
@@ -112,7 +114,7 @@ def _guarded(planned: Iterable[Planned], failures: list[str]) -> Iterator[Planne
             return
         except ErrkbError as exc:
             failures.append(exc.message)
-            err.print(f"[red]error:[/red] {exc.message}")
+            err.print(f"[red]error:[/red] {escape(exc.message)}")
             return
 
 

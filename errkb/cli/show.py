@@ -15,6 +15,7 @@ import typer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from errkb.cli.failures import exit_code
 from errkb.core.db import engine_from_settings, session_factory, upgrade
 from errkb.core.errors import ErrkbError, NotFound
 from errkb.core.models import Error, Occurrence, Repo, Snapshot
@@ -31,7 +32,7 @@ def show(error_id: str = typer.Argument(..., metavar="ID", help="16-hex error id
             entry = _entry(session, error_id.strip().lower(), settings)
     except ErrkbError as exc:
         typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(1 if isinstance(exc, NotFound) else 2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     finally:
         engine.dispose()
     typer.echo(json.dumps(entry, indent=2, ensure_ascii=False, default=str))
