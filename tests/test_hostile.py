@@ -78,10 +78,8 @@ def test_forged_cursors_are_refused_before_the_database(kb: tuple[str, str]) -> 
     responses = _get(url, [("GET", p, {}) for p in paths])
     for p, response in zip(paths, responses, strict=True):
         assert response.status_code in (404, 422), (p, response.status_code, response.text)
-    api = responses[0].json()
-    assert api == {
-        "detail": [{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}]
-    }
+    for response in responses[:1] + responses[4:5]:  # the API's answers: the declared shape
+        assert [e["loc"] for e in response.json()["detail"]] == [["query", "cursor"]]
 
 
 NUL_PATHS = [

@@ -258,6 +258,4 @@ def test_api_search_json_and_cursor(db_url: str) -> None:
     assert [i["id"] for i in second.json()["items"]] == expected("memory")[2:4]
     assert bad_limit.status_code == 422
     assert bad_cursor.status_code == 422
-    assert bad_cursor.json()["detail"] == [
-        {"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}
-    ]
+    assert [e["loc"] for e in bad_cursor.json()["detail"]] == [["query", "cursor"]]

@@ -63,7 +63,7 @@ class MatchResponse(BaseModel):
 _BODY = {
     "required": True,
     "content": {
-        "text/plain": {"schema": {"type": "string"}},
+        "text/plain": {"schema": {"type": "string", "minLength": 1}},
         "application/json": {
             "schema": {
                 "type": "object",

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from errkb.service.deps import SessionDep
-from errkb.service.search.queries import MAX_LIMIT, SearchResults, search_errors
+from errkb.service.search.queries import CURSOR_PATTERN, MAX_LIMIT, SearchResults, search_errors
 
 router = APIRouter()
 
@@ -20,7 +20,9 @@ def search(
     path: Annotated[str | None, Query(description="repo path prefix")] = None,
     flag: Annotated[str | None, Query(description="involved flag, e.g. --tp-size")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
-    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    cursor: Annotated[
+        str | None, Query(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
+    ] = None,
 ) -> SearchResults:
     """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
     return search_errors(
