@@ -14,16 +14,14 @@ import gc
 import multiprocessing
 import os
 import pickle
-import select
 import sys
-import threading
-import time
 import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
+from errkb.core.lifeline import exit_with
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.extract import extract_file
 from errkb.ingest.extract.incremental import Split, extract_by_units, split_file
@@ -112,40 +110,12 @@ _in_worker = False  # set in worker processes only
 def _init_worker(parent_pid: int) -> None:
     global _in_worker
     _in_worker = True
-    _exit_with(parent_pid)
+    exit_with(parent_pid)
     # Syntax trees are acyclic, yet building them makes the cyclic GC scan the growing heap over
     # and over (~10% of parse time). Workers collect once per chunk instead (`_collect`), and
     # what the process holds from start-up is frozen out of those collections.
     gc.disable()
     gc.freeze()
-
-
-def _exit_with(pid: int) -> None:
-    """Start a daemon thread that ends this process once process `pid` has exited."""
-    try:
-        fd: int | None = os.pidfd_open(pid)  # Linux >= 5.3: readable when the process exits
-    except (AttributeError, OSError):  # no pidfd here, or `pid` already gone
-        fd = None
-    threading.Thread(target=_wait_then_exit, args=(pid, fd), daemon=True).start()
-
-
-def _wait_then_exit(pid: int, fd: int | None) -> None:
-    if fd is not None:
-        select.select([fd], [], [])
-    else:
-        while _alive(pid):
-            time.sleep(0.5)
-    os._exit(1)  # no cleanup to do: results go to the parent, which is gone
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else (the pid was reused)
-        return False
-    return True
 
 
 def _collect() -> None:

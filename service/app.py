@@ -28,11 +28,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            for hook in app.state.shutdown_hooks:
+                hook(app)
             engine.dispose()
 
     app = FastAPI(title="errkb", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.startup_hooks = []
+    app.state.shutdown_hooks = []
 
     install_error_handlers(app)
     app.add_middleware(RefuseNul)

@@ -24,7 +24,7 @@ class Settings(BaseSettings):
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20
     match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
-    match_threads: int = Field(default=1, ge=1, description="matches run at once; others wait")
+    match_processes: int = Field(default=1, ge=1, description="processes matching /api/match")
     request_timeout_seconds: float = Field(
         default=30.0, gt=0, description="time a client has to send a whole request"
     )

@@ -14,7 +14,6 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import ErrkbError, NotFound
 from errkb.service.browse.queries import crumbs, flag_definitions, module_tree, snapshot_labels
@@ -163,17 +162,14 @@ async def _form_text(request: Request, limit: int) -> str:
 @router.post("/match", response_class=HTMLResponse)
 async def match_page(request: Request, settings: SettingsDep) -> Response:
     """The paste box without JavaScript: run the matcher and list the ranked matches."""
-    from errkb.service.match.matcher import match_text
-    from errkb.service.match.routes import match_out
-
     links = _links(request)
     try:
         text = await _form_text(request, settings.max_body_bytes)
     except ErrkbError as exc:
         return _error_page(request, exc)
-    live = request.app.state.matcher
-    found = await run_in_threadpool(lambda: match_text(live.current(), text, limit=10))
-    matches = [match_out(m, "") for m in found]
+    matches = await request.app.state.matcher.match(
+        text.encode(), "text/plain", limit=10, public_url=""
+    )
     page = PageMeta(title="Errors in your pasted text", description="Matches for a pasted error")
     body = render("match.html", links=links, page=page, matches=matches, pasted=text)
     return _html(body, {"Cache-Control": "no-store"})

@@ -1,0 +1,302 @@
+"""Soak: a real `errkb serve` under mixed load on loopback while an ingest writes to its database.
+
+For `--seconds` (default 60), after a `--warmup`, it keeps up:
+- `--matchers` (default 16) clients each posting 1 MiB of log text to /api/match, back to back;
+- `--browsers` (default 4) clients cycling through entries (JSON and page), search (JSON and
+  the index page) and module pages;
+- one /healthz probe every 50 ms;
+- an `errkb ingest --dir` of a new version of the project, restarted whenever it ends.
+
+It prints the error count (any non-2xx or failed request), p50 and p99 latency per route,
+/healthz p99 (goal <= 100 ms under the 1 MiB match load) and the server's RSS at start, after the
+warm-up and at the end (goal: growth after the warm-up < 50 MiB).
+
+Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 400]
+Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
+database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+
+CLI = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
+MIB = 1 << 20
+
+
+def write_project(root: Path, files: int, version: int) -> Path:
+    """A generated package of `files` modules raising 20 ValueErrors each; versions differ."""
+    folder = root / f"v{version}"
+    for i in range(files):
+        pkg = folder / f"pkg{i % 20}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        body = "".join(
+            f"def check_{j}(value, mode):\n"
+            f"    if mode == 'm{j}' and value < {j + version}:\n"
+            f"        raise ValueError(f'module {i} check {j} failed for {{value!r}} in {{mode}}')\n"
+            for j in range(20)
+        )
+        (pkg / f"mod{i}.py").write_text(body)
+    return folder
+
+
+def log_text(files: int, size: int = MIB - 64) -> bytes:
+    """About 1 MiB of server log with an error message every few hundred lines."""
+    rng = random.Random(16)
+    lines: list[str] = []
+    total = 0
+    n = 0
+    while total < size:
+        n += 1
+        if n % 400 == 0:
+            i, j = rng.randrange(files), rng.randrange(20)
+            line = f"ValueError: module {i} check {j} failed for {n} in m{j}"
+        else:
+            line = f"2026-12-03 12:00:{n % 60:02d} INFO request {n} served in {n % 97} ms"
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines).encode()[:size]
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of a process, MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Recorder:
+    """Latencies per route and failures, counted only while `measuring` is set."""
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.examples: list[str] = []
+
+    async def call(
+        self, client: httpx.AsyncClient, route: str, method: str, url: str, **kw: object
+    ) -> None:
+        started = time.perf_counter()
+        try:
+            response = await client.request(method, url, **kw)  # type: ignore[arg-type]
+            ok = 200 <= response.status_code < 300
+            problem = f"{response.status_code} {url[:80]}"
+        except httpx.HTTPError as exc:
+            ok = False
+            problem = f"{type(exc).__name__} {url[:80]}"
+        elapsed = time.perf_counter() - started
+        if self.measuring:
+            self.latencies[route].append(elapsed)
+            if not ok:
+                self.errors[route] += 1
+                if len(self.examples) < 5:
+                    self.examples.append(problem)
+
+
+async def load(
+    url: str, args: argparse.Namespace, ids: list[str], rec: Recorder, stop: asyncio.Event
+) -> None:
+    body = log_text(args.files)
+    limits = httpx.Limits(max_connections=args.matchers + args.browsers + 4)
+    timeout = httpx.Timeout(120)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout) as client:
+
+        async def matcher() -> None:
+            while not stop.is_set():
+                await rec.call(
+                    client,
+                    "POST /api/match (1 MiB)",
+                    "POST",
+                    "/api/match",
+                    content=body,
+                    headers={"content-type": "text/plain"},
+                )
+
+        async def browser(seed: int) -> None:
+            rng = random.Random(seed)
+            while not stop.is_set():
+                error_id = rng.choice(ids)
+                word = rng.choice(["check", "failed", "module", "mode", "value"])
+                pkg = rng.randrange(20)
+                for route, path in (
+                    ("GET /api/errors/{id}", f"/api/errors/{error_id}"),
+                    ("GET /errors/{id}", f"/errors/{error_id}"),
+                    ("GET /api/errors?q=", f"/api/errors?q={word}"),
+                    ("GET /?q=", f"/?q={word}"),
+                    ("GET /modules/{path}", f"/modules/pkg{pkg}/"),
+                ):
+                    await rec.call(client, route, "GET", path)
+
+        async def health() -> None:
+            while not stop.is_set():
+                await rec.call(client, "GET /healthz", "GET", "/healthz")
+                await asyncio.sleep(0.05)
+
+        tasks = [asyncio.create_task(matcher()) for _ in range(args.matchers)]
+        tasks += [asyncio.create_task(browser(i)) for i in range(args.browsers)]
+        tasks.append(asyncio.create_task(health()))
+        await stop.wait()
+        await asyncio.gather(*tasks)
+
+
+def idle_health(url: str, seconds: float) -> list[float]:
+    """/healthz latencies with no other load: the baseline of this machine, right now."""
+    out = []
+    end = time.monotonic() + seconds
+    with httpx.Client(base_url=url) as client:
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            client.get("/healthz")
+            out.append(time.perf_counter() - started)
+            time.sleep(0.05)
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--warmup", type=float, default=20)
+    parser.add_argument("--db", default="")
+    parser.add_argument("--files", type=int, default=400)
+    parser.add_argument("--matchers", type=int, default=16)
+    parser.add_argument("--browsers", type=int, default=4)
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="errkb-soak-"))
+    db = args.db or f"sqlite:///{tmp / 'kb.sqlite3'}"
+    pins = tmp / "pins.toml"
+    pins.write_text('[[repos]]\nname = "bench/soak"\n')
+    env = {**os.environ, "ERRKB_DATABASE_URL": db, "ERRKB_PINS_FILE": str(pins)}
+    print(f"database: {db.split('@')[-1]}; project: {args.files} files x 20 errors", flush=True)
+    first = write_project(tmp, args.files, 1)
+    subprocess.run(
+        [*CLI, "ingest", "--dir", str(first), "--label", "v1"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.connect() as conn:
+        ids = [row[0] for row in conn.execute(text("SELECT id FROM errors"))]
+    engine.dispose()
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ingests: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        rss_start = rss_mib(server.pid)
+        idle = idle_health(url, seconds=5)
+        rec = Recorder()
+
+        async def run() -> tuple[float, float, int]:
+            stop = asyncio.Event()
+            loader = asyncio.create_task(load(url, args, ids, rec, stop))
+            version = 2
+            ingests_done = 0
+
+            def start_ingest() -> None:
+                nonlocal version
+                folder = write_project(tmp, args.files, version)
+                ingests.append(
+                    subprocess.Popen(
+                        [*CLI, "ingest", "--dir", str(folder), "--label", f"v{version}"],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+                version += 1
+
+            start_ingest()
+            await asyncio.sleep(args.warmup)
+            rss_warm = rss_mib(server.pid)
+            rec.measuring = True
+            end = time.monotonic() + args.seconds
+            while time.monotonic() < end:
+                if ingests[-1].poll() is not None:
+                    ingests_done += 1
+                    start_ingest()
+                await asyncio.sleep(0.5)
+            rec.measuring = False
+            rss_end = rss_mib(server.pid)
+            stop.set()
+            await loader
+            return rss_warm, rss_end, ingests_done
+
+        rss_warm, rss_end, ingests_done = asyncio.run(run())
+    finally:
+        for proc in [server, *ingests]:
+            if proc.poll() is None:
+                proc.terminate()
+            proc.wait(timeout=60)
+
+    errors = sum(rec.errors.values())
+    print(
+        f"\n{args.seconds:.0f} s measured after a {args.warmup:.0f} s warm-up; "
+        f"{args.matchers} match clients (1 MiB each), {args.browsers} browsing clients; "
+        f"ingests completed while measuring: {ingests_done}"
+    )
+    print(f"{'route':28} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8}")
+    for route, values in sorted(rec.latencies.items()):
+        print(
+            f"{route:28} {len(values):8d} {rec.errors[route]:6d} "
+            f"{statistics.median(values) * 1000:8.1f} {percentile(values, 0.99) * 1000:8.1f}"
+        )
+    health = rec.latencies.get("GET /healthz", [0.0])
+    print(f"\nerrors: {errors}" + (f" (e.g. {rec.examples})" if rec.examples else ""))
+    p99, idle_p99 = percentile(health, 0.99), percentile(idle, 0.99)
+    print(
+        f"/healthz p99: {p99 * 1000:.1f} ms under load (goal <= 100 ms); idle, same run: "
+        f"p50 {statistics.median(idle) * 1000:.1f} ms, p99 {idle_p99 * 1000:.1f} ms; "
+        f"ratio of p99s {p99 / idle_p99:.1f}x"
+    )
+    print(f"machine load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"server RSS: start {rss_start:.0f} MiB, after warm-up {rss_warm:.0f} MiB, "
+        f"end {rss_end:.0f} MiB; growth after warm-up {rss_end - rss_warm:+.0f} MiB "
+        f"(goal < 50 MiB)"
+    )
+
+
+if __name__ == "__main__":
+    main()

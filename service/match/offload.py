@@ -1,0 +1,99 @@
+"""Matching in a process of its own, so the server's event loop never waits for it.
+
+Matching a 1 MiB body is about a second of pure-Python CPU work. In a thread it holds the GIL,
+and the event loop, the health check and every page then wait for their turn: with 16 such
+requests at once, /healthz took 0.3-1.2 s. In a separate process (`ERRKB_MATCH_PROCESSES`, one
+by default) it competes only for a core. The process builds and refreshes its own index of the
+database (`LiveIndex`), ends with the server however the server dies (`core.lifeline`), and hands
+back response models, never the index's objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from errkb.core.db import make_engine
+from errkb.core.errors import BadInput
+from errkb.core.lifeline import exit_with
+from errkb.service.match.matcher import match_text
+from errkb.service.match.matcher.live import LiveIndex
+from errkb.service.match.schemas import MatchOut, match_out, text_of
+
+_live: LiveIndex | None = None  # in the match process only
+
+
+def _start(database_url: str, refresh_seconds: float, parent: int) -> None:
+    global _live
+    exit_with(parent)
+    _live = LiveIndex(make_engine(database_url), refresh_seconds=refresh_seconds)
+
+
+def _ready() -> None:
+    """A task that does nothing: submitting it starts the process and builds its index."""
+
+
+def _match(
+    body: bytes, content_type: str, limit: int, public_url: str
+) -> list[MatchOut] | BadInput:
+    assert _live is not None
+    try:
+        text = text_of(body, content_type)
+    except BadInput as exc:  # returned, not raised: its `loc` would not survive pickling
+        return exc
+    return [match_out(m, public_url) for m in match_text(_live.current(), text, limit=limit)]
+
+
+def _wait(timeout: float) -> None:
+    assert _live is not None
+    _live.current()  # notice a new generation now, whatever the refresh period
+    _live.wait(timeout)
+
+
+class MatchProcesses:
+    """The pool of match processes of one app."""
+
+    def __init__(self, database_url: str, *, refresh_seconds: float, processes: int = 1) -> None:
+        self._args = (database_url, refresh_seconds)
+        self._processes = processes
+        self._started: ProcessPoolExecutor | None = None
+
+    @property
+    def _pool(self) -> ProcessPoolExecutor:
+        # Started on first use: an app that never matches (most tests, the export) pays nothing.
+        if self._started is None:
+            self._started = ProcessPoolExecutor(
+                max_workers=self._processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start,
+                initargs=(*self._args, os.getpid()),
+            )
+        return self._started
+
+    def warm(self) -> None:
+        """Start the processes and build their index now, in the background."""
+        self._pool.submit(_ready)
+
+    async def match(
+        self, body: bytes, content_type: str, *, limit: int, public_url: str
+    ) -> list[MatchOut]:
+        """The matches of a request body (text, or JSON `{"text": ...}`), best first."""
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(
+            self._pool, _match, body, content_type, limit, public_url
+        )
+        if isinstance(found, BadInput):
+            raise BadInput(found.message, loc=("body",))
+        return found
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait until a rebuild of the index the processes use, if one is due, has finished."""
+        self._pool.submit(_wait, timeout or 60.0).result()
+
+    def close(self) -> None:
+        """Stop the processes, if started; queued matches are dropped."""
+        if self._started is not None:
+            self._started.shutdown(wait=False, cancel_futures=True)
+            self._started = None

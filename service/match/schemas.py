@@ -1,0 +1,81 @@
+"""The response models of `POST /api/match`, and how a request body and a match become them.
+
+Shared by the route, the HTML paste form and the match processes (`offload`), which build
+`MatchOut`s where the index lives and send only those back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from errkb.core.errors import BadInput
+from errkb.service.match.matcher import Match
+
+
+class Span(BaseModel):
+    """Character offsets of the matched text in the input (end exclusive)."""
+
+    start: int
+    end: int
+
+
+class MatchedSite(BaseModel):
+    """The raise site a traceback frame pinned."""
+
+    path: str
+    line: int
+    function: str
+
+
+class MatchOut(BaseModel):
+    """One error the text shows."""
+
+    id: str
+    title: str
+    score: float = Field(description="0-1; >= 0.8: the message is shown; < 0.5: a weak guess")
+    span: Span
+    params: dict[str, str] = Field(description="placeholder expression -> captured value")
+    site: MatchedSite | None
+    snapshots: list[str] = Field(description="ingested snapshots consistent with the input")
+    url: str
+
+
+class MatchResponse(BaseModel):
+    """Ranked matches, best first; empty when the text shows no known error."""
+
+    matches: list[MatchOut]
+
+
+def text_of(body: bytes, content_type: str) -> str:
+    """The text to match: the body itself, or the `text` field of a JSON object."""
+    raw = body.decode("utf-8", errors="replace")
+    if not content_type.split(";", 1)[0].strip().lower().endswith("json"):
+        return raw
+    try:
+        data: Any = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise BadInput(f"invalid JSON body: {str(exc)[:200]}", loc=("body",)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise BadInput('a JSON body must be an object with a string field "text"', loc=("body",))
+    text: str = data["text"]
+    return text
+
+
+def match_out(m: Match, public_url: str) -> MatchOut:
+    """The response form of one match."""
+    site = None
+    if m.site is not None and m.site_line is not None:
+        site = MatchedSite(path=m.site.path, line=m.site_line, function=m.site.qualname)
+    return MatchOut(
+        id=m.entry.id,
+        title=m.entry.title,
+        score=m.score,
+        span=Span(start=m.start, end=m.end),
+        params=m.params,
+        site=site,
+        snapshots=list(m.snapshots),
+        url=f"{public_url.rstrip('/')}/errors/{m.entry.id}",
+    )
