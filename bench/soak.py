@@ -46,7 +46,9 @@ def write_project(root: Path, files: int, version: int) -> Path:
         body = "".join(
             f"def check_{j}(value, mode):\n"
             f"    if mode == 'm{j}' and value < {j + version}:\n"
-            f"        raise ValueError(f'module {i} check {j} failed for {{value!r}} in {{mode}}')\n"
+            f"        raise ValueError(\n"
+            f"            f'module {i} check {j} failed for {{value!r}} in {{mode}}'\n"
+            f"        )\n"
             for j in range(20)
         )
         (pkg / f"mod{i}.py").write_text(body)
