@@ -62,19 +62,23 @@ class MatchProcesses:
 
     @property
     def _pool(self) -> ProcessPoolExecutor:
-        # Started on first use: an app that never matches (most tests, the export) pays nothing.
         if self._started is None:
+            # forkserver: each process forks from a clean interpreter that already imported the
+            # matcher, instead of re-importing everything (spawn) or copying a threaded server.
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["errkb.service.match.offload"])
             self._started = ProcessPoolExecutor(
                 max_workers=self._processes,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=context,
                 initializer=_start,
                 initargs=(*self._args, os.getpid()),
             )
         return self._started
 
     def warm(self) -> None:
-        """Start the processes and build their index now, in the background."""
-        self._pool.submit(_ready)
+        """Start the processes and wait until their index is built (the app is then ready)."""
+        for _ in range(self._processes):
+            self._pool.submit(_ready).result()
 
     async def match(
         self, body: bytes, content_type: str, *, limit: int, public_url: str

@@ -82,6 +82,7 @@ def install_matcher(app: FastAPI) -> None:
             refresh_seconds=settings.match_refresh_seconds,
             processes=settings.match_processes,
         )
+        app.state.matcher.warm()  # as before: the app is ready once its matcher index is
 
     def stop(app: FastAPI) -> None:
         app.state.matcher.close()
