@@ -49,7 +49,7 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "ingest summary" in result.output and "local-1" in result.output
-    assert "sites" in result.output and "files parsed" in result.output
+    assert "1 raise site, 1 new error." in result.output and "parsed" in result.output
 
     ((error_id, message),) = _errors(db_url).items()
     assert message == "n must be >= 0, got {n}"
@@ -103,8 +103,8 @@ def test_default_ingest_skips_unreachable_git(cli_env: Path, tmp_path: Path) -> 
     [
         (["--ref", "main"], "--ref needs --git"),
         (["--label", "x"], "--label needs --dir"),
-        (["--pypi", "sglang>=0.5"], "one exact version"),
-        (["--pypi", "not a requirement!"], "name==version"),
+        (["--pypi", "sglang[srt]>=0.5"], "a name and a version bound only"),
+        (["--pypi", "not a requirement!"], "name==version or name>=version"),
         (["--repo", "nope"], "no repo named 'nope'"),
     ],
 )
