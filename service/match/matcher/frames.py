@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 from errkb.service.match.matcher.index import Site
 
+MAX_INNERMOST = 64  # tracebacks whose innermost frame is looked up, from the end of the text
+_MAX_SCAN = 20_000  # frames read at most when looking for them (a body of only frames)
+# What starts a new traceback (squeezed): a frame after one of these is not a deeper call.
+_BREAKS = ("Traceback(mostrecentcalllast)", "Theaboveexception", "Duringhandlingofthe")
+
 _FILE = 'File"'
 _LINE = '",line'
-_REACH = 800  # squeezed characters after a frame that still belong to its traceback
+REACH = 800  # squeezed characters after a frame that still belong to its traceback
+_REACH = REACH
 _MAX_PATH = 1000
 _MAX_FRAME = _MAX_PATH + 40
 _TAIL = 200
@@ -72,6 +78,36 @@ def _frame_at(sq: str, pos: int) -> Frame | None:
         start=pos,
         end=tail_start,
     )
+
+
+def innermost_frames(squeezed: str) -> list[Frame]:
+    """The innermost frame of each traceback in the text (the last `MAX_INNERMOST` of them).
+
+    A frame is innermost when no frame of the same traceback follows it: the next frame, if
+    any, comes after a new `Traceback (most recent call last):` or a chained-exception line,
+    or further than a traceback's source line and message reach.
+    """
+    frames: list[Frame] = []
+    at = squeezed.find(_FILE)
+    scanned = 0
+    while at >= 0 and scanned < _MAX_SCAN:
+        scanned += 1
+        frame = _frame_at(squeezed, at)
+        if frame is not None:
+            frames.append(frame)
+            at = squeezed.find(_FILE, frame.end)
+        else:
+            at = squeezed.find(_FILE, at + len(_FILE))
+    out: list[Frame] = []
+    for n, frame in enumerate(frames):
+        nxt = frames[n + 1] if n + 1 < len(frames) else None
+        if nxt is None or nxt.start - frame.end > _REACH or _breaks(squeezed, frame.end, nxt.start):
+            out.append(frame)
+    return out[-MAX_INNERMOST:]
+
+
+def _breaks(sq: str, start: int, end: int) -> bool:
+    return any(sq.find(marker, start, end) >= 0 for marker in _BREAKS)
 
 
 def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:

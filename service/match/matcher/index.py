@@ -86,6 +86,15 @@ class MatchIndex:
     postings: Mapping[bytes, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
     generation: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    # File name -> distinct (first line, last line, entry) of the raises in files of that name,
+    # across every snapshot: what a traceback frame is looked up in.
+    raise_lines: Mapping[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+
+    def raised_at(self, path: str, line: int) -> list[int]:
+        """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
+        are compared by `frames.pinned_sites`)."""
+        spans = self.raise_lines.get(path.rsplit("/", 1)[-1], ())
+        return list(dict.fromkeys(e for lo, hi, e in spans if lo <= line <= hi))
 
     def candidates(self, words: Iterable[bytes], limit: int) -> list[int]:
         """Indexes of the `limit` entries whose posted words the text covers best."""
@@ -207,7 +216,9 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         total = sum(weights[w] for w in posted) + _MASS_SCALE
         for w in posted:
             lists.setdefault(w, []).append((e, weights[w] / total))
+    raise_lines = _raise_lines(entries)
     stats = {
+        "raise_lines": sum(len(v) for v in raise_lines.values()),
         "entries": len(entries),
         "opaque": opaque,
         "unposted": unposted,
@@ -219,4 +230,15 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         postings={w: tuple(v) for w, v in lists.items()},
         generation=generation,
         stats=stats,
+        raise_lines=raise_lines,
     )
+
+
+def _raise_lines(entries: list[Entry]) -> dict[str, tuple[tuple[int, int, int], ...]]:
+    """Distinct raise spans per file name: a site unchanged over many snapshots counts once."""
+    spans: dict[str, set[tuple[int, int, int]]] = {}
+    for e, entry in enumerate(entries):
+        for site in entry.sites:
+            name = site.module_path.rsplit("/", 1)[-1]
+            spans.setdefault(name, set()).add((site.line, site.end_line, e))
+    return {name: tuple(sorted(found)) for name, found in spans.items()}
