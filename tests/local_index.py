@@ -26,6 +26,7 @@ class LocalIndex:
 
     releases: dict[str, dict[str, list[tuple[str, bytes, str]]]] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # announced sizes that differ from true
     url: str = ""  # the JSON API's base, e.g. http://127.0.0.1:PORT/pypi
 
     def add(self, name: str, version: str, filename: str, data: bytes, sha256: str = "") -> None:
@@ -44,7 +45,7 @@ class LocalIndex:
                 "filename": fname,
                 "url": base + fname,
                 "digests": {"sha256": sha},
-                "size": len(data),
+                "size": self.sizes.get(fname, len(data)),
                 "yanked": False,
             }
             for fname, data, sha in files

@@ -72,6 +72,12 @@ def test_an_archive_not_matching_its_sha256_is_refused_and_not_cached(tmp_path: 
         with pytest.raises(SourceError, match="does not match the sha256"):
             download("demo", "1.0", cache, index_url=index.url)
         assert sorted(p.name for p in cache.iterdir()) == []  # no partial or forged file
+        # A body longer than announced is cut off: the index's size bounds the transfer.
+        index.sizes["demo-1.1-py3-none-any.whl"] = 50
+        with pytest.raises(SourceError, match="larger than the index says"):
+            download("demo", "1.1", cache, index_url=index.url)
+        assert sorted(p.name for p in cache.iterdir()) == []
+        index.sizes.clear()
         path = download("demo", "1.1", cache, index_url=index.url)
         assert path.read_bytes() == good and path.parent == cache
         # Cached: asked again, nothing is fetched.

@@ -83,33 +83,44 @@ def download(
         chosen = chosen_file(release_files(http, index_url, name, version, listing))
         if chosen is None:
             raise SourceError(f"{name}=={version}: the package index lists no wheel or sdist")
-        cache_dir.mkdir(parents=True, exist_ok=True)
         what = f"{name}=={version}"
-        return _fetched(http, chosen.url, chosen.sha256, cache_dir / chosen.filename, what)
+        return _fetched(http, chosen, cache_dir / chosen.filename, what)
     finally:
         if own:
             http.close()
 
 
-def _fetched(http: httpx.Client, url: str, sha256: str, target: Path, what: str) -> Path:
-    """Stream `url` to `target` through a temporary file, keeping it only if its hash matches."""
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-", suffix=target.name)
+def _fetched(http: httpx.Client, chosen: IndexFile, target: Path, what: str) -> Path:
+    """Stream the file to `target` through a temporary file, keeping it only if its hash
+    matches; a body longer than the size the index announced is cut off and refused."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-", suffix=target.name)
+    except OSError as exc:
+        raise SourceError(f"{what}: cannot write to {target.parent} ({exc.strerror})") from exc
     tmp = Path(tmp_name)
     digest = hashlib.sha256()
+    received = 0
     try:
-        with os.fdopen(fd, "wb") as out, http.stream("GET", url) as response:
+        with os.fdopen(fd, "wb") as out, http.stream("GET", chosen.url) as response:
             if response.status_code != 200:
                 status = response.status_code
                 raise SourceError(f"{what}: downloading {target.name} gave HTTP {status}")
             for chunk in response.iter_bytes(_CHUNK):
+                received += len(chunk)
+                if chosen.size is not None and received > chosen.size:
+                    raise SourceError(f"{what}: {target.name} is larger than the index says")
                 digest.update(chunk)
                 out.write(chunk)
-        if digest.hexdigest() != sha256:
+        if digest.hexdigest() != chosen.sha256:
             raise SourceError(f"{what}: {target.name} does not match the sha256 the index gives")
+        tmp.chmod(0o644)  # mkstemp's 0600 would hide the cache from other users of the folder
         tmp.replace(target)
         return target
     except httpx.HTTPError as exc:
         raise SourceError(f"{what}: downloading {target.name} failed ({exc})") from exc
+    except OSError as exc:  # a full disk, an unwritable cache folder
+        raise SourceError(f"{what}: could not write {target.name} ({exc.strerror})") from exc
     finally:
         tmp.unlink(missing_ok=True)
 
