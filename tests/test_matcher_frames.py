@@ -97,3 +97,21 @@ def test_a_quoted_opening_in_prose_is_found_when_it_is_distinctive() -> None:
     assert not unquoted or unquoted[0].score < top.score
     short = match_text(index, "it raised `Unknown quant` at start")  # too short to tell
     assert not short or short[0].score < 0.5
+
+
+def test_raise_lines_lookup_finds_every_span_holding_the_line() -> None:
+    rows = [
+        row(f"error number {i} is raised here", occ(RUNNER, lo, "f", "1", end_line=hi))
+        for i, (lo, hi) in enumerate([(10, 40), (12, 12), (20, 22), (41, 45), (5, 9)])
+    ]
+    index = build_index(rows)
+    ids = {e.id: n for n, e in enumerate(index.entries)}
+    by_title = {e.title: ids[e.id] for e in index.entries}
+
+    def at(line: int) -> set[str]:
+        found = index.raised_at("/x/sglang/srt/managers/router/model_runner.py", line)
+        return {t.split()[2] for t, n in by_title.items() if n in found}
+
+    assert at(12) == {"0", "1"} and at(21) == {"0", "2"} and at(40) == {"0"}
+    assert at(41) == {"3"} and at(9) == {"4"} and at(46) == set() and at(4) == set()
+    assert index.raised_at("/x/other.py", 12) == []

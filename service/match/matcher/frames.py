@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from errkb.service.match.matcher.index import Site
 
 MAX_INNERMOST = 64  # tracebacks whose innermost frame is looked up, from the end of the text
-_MAX_SCAN = 20_000  # frames read at most when looking for them (a body of only frames)
+_MAX_SCAN = 1024  # frames read at most, from the end (a body of only frames costs no more)
 # What starts a new traceback (squeezed): a frame after one of these is not a deeper call.
 _BREAKS = ("Traceback(mostrecentcalllast)", "Theaboveexception", "Duringhandlingofthe")
 
@@ -81,29 +81,34 @@ def _frame_at(sq: str, pos: int) -> Frame | None:
 
 
 def innermost_frames(squeezed: str) -> list[Frame]:
-    """The innermost frame of each traceback in the text (the last `MAX_INNERMOST` of them).
+    """The innermost frame of each traceback in the text, in text order (the last
+    `MAX_INNERMOST` tracebacks; frames are read backwards from the end, `_MAX_SCAN` at most).
 
     A frame is innermost when no frame of the same traceback follows it: the next frame, if
     any, comes after a new `Traceback (most recent call last):` or a chained-exception line,
     or further than a traceback's source line and message reach.
     """
-    frames: list[Frame] = []
-    at = squeezed.find(_FILE)
-    scanned = 0
-    while at >= 0 and scanned < _MAX_SCAN:
-        scanned += 1
-        frame = _frame_at(squeezed, at)
-        if frame is not None:
-            frames.append(frame)
-            at = squeezed.find(_FILE, frame.end)
-        else:
-            at = squeezed.find(_FILE, at + len(_FILE))
     out: list[Frame] = []
-    for n, frame in enumerate(frames):
-        nxt = frames[n + 1] if n + 1 < len(frames) else None
-        if nxt is None or nxt.start - frame.end > _REACH or _breaks(squeezed, frame.end, nxt.start):
+    deeper: Frame | None = None  # the frame found just after the current one
+    pos = len(squeezed)
+    for _ in range(_MAX_SCAN):
+        if len(out) >= MAX_INNERMOST:
+            break
+        at = squeezed.rfind(_FILE, 0, pos)
+        if at < 0:
+            break
+        pos = at
+        frame = _frame_at(squeezed, at)
+        if frame is None:
+            continue
+        if (
+            deeper is None
+            or deeper.start - frame.end > _REACH
+            or _breaks(squeezed, frame.end, deeper.start)
+        ):
             out.append(frame)
-    return out[-MAX_INNERMOST:]
+        deeper = frame
+    return out[::-1]
 
 
 def _breaks(sq: str, start: int, end: int) -> bool:
