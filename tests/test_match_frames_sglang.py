@@ -76,6 +76,7 @@ def test_frames_without_messages_find_their_error_and_releases(sglang_kb_url: st
         top = match_text(index, text, limit=1)
         assert top and top[0].entry.id == error_id, text
         assert set(top[0].snapshots) == expected, text
-        assert top[0].site_line == line and 0.55 <= top[0].score <= 0.8
+        # At least the frame's own score (more when words of the frame are in the message).
+        assert top[0].site_line == line and top[0].score >= 0.55
         narrowed += expected != labels
     assert narrowed >= 30  # the releases really are told apart, not all given every time

@@ -23,6 +23,7 @@ _TRAIL = 300  # input characters kept for a trailing placeholder's value
 _CUT_SLACK = 4  # squeezed characters after a match that still count as "the text ends here"
 _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 _QUOTES = "`'\""
+_READ = 0.5  # an aligned message at least this sure explains the traceback before it
 _MIN_QUOTED = 16  # squeezed characters of a quoted opening that can tell errors apart
 
 
@@ -74,7 +75,9 @@ def match_text(
     scored.sort(key=_rank)
     matches = [_finish(s, prep) for s in scored[:limit]]
     if hits:
-        starts = [s.alignment.starts[s.alignment.first] for s in scored]
+        # Only a message read with some confidence accounts for a traceback: a few shared
+        # words (the frame's own function name, say) do not.
+        starts = [s.alignment.starts[s.alignment.first] for s in scored if s.score >= _READ]
         matches = _with_frames(index, matches, hits, starts, prep, min_score)[:limit]
     return matches
 
