@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from errkb.core.errors import ConfigError
+from errkb.core.errors import BadInput, ConfigError
 from errkb.core.records import ExtractConfig
+from errkb.ingest.sources.index import releases_spec
 
 
 class RepoPin(BaseModel):
@@ -31,7 +32,8 @@ class RepoPin(BaseModel):
     exceptions: tuple[str, ...] = ("ValueError",)
     flag_classes: tuple[str, ...] = ()
     launch_command: str | None = None
-    releases: tuple[str, ...] = ()
+    # PyPI releases: a list of versions, "all" (every final release), or a bound like ">=0.4".
+    releases: tuple[str, ...] | str = ()
     commits: tuple[str, ...] = ()
 
     @field_validator("path_prefix")
@@ -39,6 +41,16 @@ class RepoPin(BaseModel):
     def _prefix_is_a_folder(cls, value: str) -> str:
         if value and not value.endswith("/"):
             raise ValueError("must be empty or end with '/'")
+        return value
+
+    @field_validator("releases")
+    @classmethod
+    def _releases_list_or_bound(cls, value: tuple[str, ...] | str) -> tuple[str, ...] | str:
+        if isinstance(value, str):
+            try:
+                releases_spec(value)
+            except BadInput as exc:
+                raise ValueError(exc.message) from exc
         return value
 
     @field_validator("tag_pattern")

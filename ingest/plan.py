@@ -5,30 +5,55 @@ command line, each paired with the repo configuration (prefix, links, exceptions
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from errkb.core.errors import BadInput
 from errkb.ingest.pins import Pins, RepoPin
 from errkb.ingest.sources.base import Source
+from errkb.ingest.sources.download import Downloads
 from errkb.ingest.sources.folder import FolderSource
 from errkb.ingest.sources.git import GitSource, is_local, open_repo, reachable
+from errkb.ingest.sources.index import matching_versions, releases_spec
 from errkb.ingest.sources.pypi import PypiSource
 
 Planned = tuple[RepoPin, Callable[[], Source]]  # the source is made lazily: PyPI downloads
 
 
+@dataclass
+class Releases:
+    """How an ingest gets its PyPI releases: the index, a download pool running ahead of the
+    parser, and which releases are stored already (those are neither listed nor downloaded)."""
+
+    downloads: Downloads
+    done: Callable[[str, str], bool]  # (repo name, version) -> already ingested
+    skipped: Callable[[RepoPin, str], None]  # told of each release skipped that way
+
+
 def pinned(
-    pins: Pins, cache_dir: Path, max_bytes: int, notice: Callable[[str], None]
+    pins: Pins,
+    cache_dir: Path,
+    max_bytes: int,
+    notice: Callable[[str], None],
+    releases: Releases | None = None,
 ) -> Iterator[Planned]:
     """Every pinned release, then every pinned commit whose git URL answers."""
     for repo in pins.repos:
         if repo.pypi_name:
-            for version in repo.releases:
-                yield repo, _pypi(repo, repo.pypi_name, version, cache_dir, max_bytes)
+            if releases is not None:
+                wanted = repo.releases
+                if isinstance(wanted, str):
+                    spec = releases_spec(wanted)
+                    wanted = tuple(_versions(releases, repo.pypi_name, spec))
+                yield from release_planned(repo, repo.pypi_name, wanted, releases, max_bytes)
+            else:
+                for version in _exact(repo.releases):
+                    yield repo, _pypi(repo, repo.pypi_name, version, cache_dir / "pypi", max_bytes)
         elif repo.releases:
             notice(f"{repo.name}: releases pinned but no pypi_name, skipped")
         if repo.commits and repo.git_url:
@@ -38,17 +63,50 @@ def pinned(
             yield from git_planned(repo, repo.git_url, repo.commits, cache_dir, max_bytes)
 
 
+def _exact(releases: tuple[str, ...] | str) -> tuple[str, ...]:
+    if isinstance(releases, str):
+        raise BadInput(f"releases = {releases!r} needs the package index: list the versions")
+    return releases
+
+
+def _versions(releases: Releases, name: str, spec: SpecifierSet) -> list[str]:
+    return matching_versions(releases.downloads.listing(name), spec)
+
+
+def release_planned(
+    repo: RepoPin, name: str, versions: tuple[str, ...], releases: Releases, max_bytes: int
+) -> Iterator[Planned]:
+    """The releases not stored yet, their downloads started at once (the pool fetches them in
+    order, ahead of the parser); stored ones are reported skipped and never downloaded."""
+    todo = []
+    for version in versions:
+        if releases.done(repo.name, version):
+            releases.skipped(repo, version)
+        else:
+            todo.append(version)
+    downloads = releases.downloads
+    fetches = [downloads.start(name, version) for version in todo]
+    for version, fetch in zip(todo, fetches, strict=True):
+        yield repo, _pypi(repo, name, version, downloads.cache_dir, max_bytes, fetch)
+
+
 def _pypi(
-    repo: RepoPin, name: str, version: str, cache_dir: Path, max_bytes: int
+    repo: RepoPin,
+    name: str,
+    version: str,
+    pypi_cache: Path,
+    max_bytes: int,
+    fetch: Callable[[], Path] | None = None,
 ) -> Callable[[], Source]:
     return lambda: PypiSource(
         name,
         version,
-        cache_dir=cache_dir / "pypi",
+        cache_dir=pypi_cache,
         path_prefix=repo.path_prefix,
         web_url=repo.web_url,
         tag_pattern=repo.tag_pattern,
         max_bytes=max_bytes,
+        fetch=fetch,
     )
 
 
@@ -73,24 +131,60 @@ def _git(
     )
 
 
+def _requirement(spec: str) -> Requirement:
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise BadInput(f"--pypi wants name==version or name>=version, got {spec!r}") from exc
+    if req.url or req.marker or req.extras:
+        raise BadInput(f"--pypi wants a name and a version bound only, got {spec!r}")
+    return req
+
+
+def _exact_version(req: Requirement) -> str | None:
+    """The one version a requirement pins (`name==1.0`), or None for a range."""
+    specs = list(req.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None
+
+
+def _pypi_repo(req: Requirement, pins: Pins, repo_name: str | None) -> RepoPin:
+    """The pins repo named, or the one whose pypi_name matches, or a plain default."""
+    if repo_name:
+        return pins.repo(repo_name)
+    canon = canonicalize_name(req.name)
+    matches = [r for r in pins.repos if r.pypi_name and canonicalize_name(r.pypi_name) == canon]
+    return matches[0] if matches else RepoPin(name=req.name, pypi_name=req.name)
+
+
 def pypi_planned(
     spec: str, pins: Pins, repo_name: str | None, cache_dir: Path, max_bytes: int
 ) -> Planned:
     """`name==version` with the pins repo whose pypi_name matches (or the one named)."""
-    try:
-        req = Requirement(spec)
-    except InvalidRequirement as exc:
-        raise BadInput(f"--pypi wants name==version, got {spec!r}") from exc
-    pinned_versions = [s.version for s in req.specifier if s.operator in ("==", "===")]
-    if len(pinned_versions) != 1 or "*" in pinned_versions[0]:
+    req = _requirement(spec)
+    version = _exact_version(req)
+    if version is None:
         raise BadInput(f"--pypi wants one exact version (name==version), got {spec!r}")
-    if repo_name:
-        repo = pins.repo(repo_name)
+    repo = _pypi_repo(req, pins, repo_name)
+    return repo, _pypi(repo, req.name, version, cache_dir / "pypi", max_bytes)
+
+
+def pypi_spec_planned(
+    spec: str, pins: Pins, repo_name: str | None, releases: Releases, max_bytes: int
+) -> Iterator[Planned]:
+    """`name==version`, `name>=0.4` or a bare `name` (every release): the releases it means
+    that are not stored yet, downloaded ahead."""
+    req = _requirement(spec)
+    repo = _pypi_repo(req, pins, repo_name)
+    version = _exact_version(req)
+    if version is not None:
+        versions: tuple[str, ...] = (version,)
     else:
-        canon = canonicalize_name(req.name)
-        matches = [r for r in pins.repos if r.pypi_name and canonicalize_name(r.pypi_name) == canon]
-        repo = matches[0] if matches else RepoPin(name=req.name, pypi_name=req.name)
-    return repo, _pypi(repo, req.name, pinned_versions[0], cache_dir, max_bytes)
+        versions = tuple(_versions(releases, req.name, req.specifier))
+        if not versions:
+            raise BadInput(f"--pypi {spec!r}: no release on the package index matches")
+    return release_planned(repo, req.name, versions, releases, max_bytes)
 
 
 def _same_url(a: str, b: str) -> bool:

@@ -1,12 +1,13 @@
 """`errkb ingest`: run the pipeline over the pins or the sources named on the command line,
-with a Rich progress bar and a summary table.
+with a Rich progress bar and a summary (see `ingest_summary`).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,20 +15,32 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from sqlalchemy import Engine
 
 from errkb.cli.failures import exit_code
+from errkb.cli.ingest_summary import DownloadTotals, summary, summary_json
 from errkb.core.db import engine_from_settings, upgrade
 from errkb.core.errors import BadInput, ErrkbError
 from errkb.core.settings import Settings
-from errkb.ingest import plan
-from errkb.ingest.pins import Pins, load_pins
-from errkb.ingest.plan import Planned
+from errkb.ingest import plan, store
+from errkb.ingest.pins import Pins, RepoPin, load_pins
+from errkb.ingest.plan import Planned, Releases
+from errkb.ingest.sources.download import Downloads
 
 if TYPE_CHECKING:
     from errkb.ingest.pipeline import SnapshotSummary
 
 err = Console(stderr=True, soft_wrap=True)  # one line per failure, however long
+
+
+def _error(message: str) -> None:
+    """One failure, on one line however narrow the terminal (a log keeps it whole)."""
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+
+
+def _notice(message: str) -> None:
+    """Something skipped that the user should know about."""
+    err.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
 
 
 class RichProgress:
@@ -48,7 +61,11 @@ class RichProgress:
 
 def ingest(
     pypi: Annotated[
-        list[str] | None, typer.Option(help="A release, name==version (repeatable)")
+        list[str] | None,
+        typer.Option(
+            help="Releases: name==version, a bound like 'name>=0.4', or a bare name for every "
+            "release (repeatable)"
+        ),
     ] = None,
     git: Annotated[str | None, typer.Option(help="A git URL or local repository path")] = None,
     ref: Annotated[list[str] | None, typer.Option(help="A git ref to pin (repeatable)")] = None,
@@ -58,25 +75,40 @@ def ingest(
     pins_file: Annotated[
         Path | None, typer.Option("--pins", help="Pins file (default: settings)")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
+    ] = False,
 ) -> None:
     """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
     # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
-    from errkb.ingest.pipeline import Job, ingest_snapshot
+    from errkb.ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
 
     settings = Settings()
-    try:
-        pins = load_pins(pins_file or settings.resolved_pins_file)
-        planned = _planned(settings, pins, pypi, git, ref, dir, label, repo)
-        engine = engine_from_settings(settings)
-    except ErrkbError as exc:
-        err.print(f"[red]error:[/red] {escape(exc.message)}")
-        raise typer.Exit(exit_code(exc)) from exc
-    upgrade(engine)
-    job = Job(engine=engine, workers=settings.workers)
     summaries: list[SnapshotSummary] = []
     failures: list[str] = []
+
+    def skipped(repo_pin: RepoPin, version: str) -> None:
+        summaries.append(
+            SnapshotSummary(repo_pin.name, version, "pypi", version, status="already ingested")
+        )
+
     started = time.perf_counter()
     try:
+        pins = load_pins(pins_file or settings.resolved_pins_file)
+        engine = engine_from_settings(settings)
+    except ErrkbError as exc:
+        _error(exc.message)
+        raise typer.Exit(exit_code(exc)) from exc
+    downloads = Downloads(settings.cache_dir / "pypi", settings.index_url)
+    try:
+        upgrade(engine)
+        releases = Releases(downloads, _stored(engine), skipped)
+        try:
+            planned = _planned(settings, pins, pypi, git, ref, dir, label, repo, releases)
+        except ErrkbError as exc:
+            _error(exc.message)
+            raise typer.Exit(exit_code(exc)) from exc
+        job = Job(engine=engine, workers=settings.workers)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -96,12 +128,23 @@ def ingest(
                         source.close()
                 except ErrkbError as exc:  # one bad source must not cost the others
                     failures.append(exc.message)
-                    err.print(f"[red]error:[/red] {escape(exc.message)}")
+                    _error(exc.message)
     finally:
+        downloads.close()
         engine.dispose()
-    Console().print(summary_table(summaries, time.perf_counter() - started))
+    seconds = time.perf_counter() - started
+    fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
+    if as_json:
+        typer.echo(json.dumps(summary_json(summaries, seconds, failures, fetched), indent=2))
+    else:
+        Console().print(summary(summaries, seconds, len(failures), fetched))
     if failures:
         raise typer.Exit(1)
+
+
+def _stored(engine: Engine) -> Callable[[str, str], bool]:
+    """Whether a PyPI release of a repo is stored already (asked before downloading it)."""
+    return lambda repo_name, version: store.snapshot_exists(engine, repo_name, "pypi", version)
 
 
 def _guarded(planned: Iterable[Planned], failures: list[str]) -> Iterator[Planned]:
@@ -114,7 +157,7 @@ def _guarded(planned: Iterable[Planned], failures: list[str]) -> Iterator[Planne
             return
         except ErrkbError as exc:
             failures.append(exc.message)
-            err.print(f"[red]error:[/red] {escape(exc.message)}")
+            _error(exc.message)
             return
 
 
@@ -127,6 +170,7 @@ def _planned(
     folder: Path | None,
     label: str | None,
     repo: str | None,
+    releases: Releases,
 ) -> Iterable[Planned]:
     """The (repo config, source factory) pairs this invocation means; all pins by default."""
     cache = settings.cache_dir
@@ -138,58 +182,13 @@ def _planned(
     if not (pypi or git or folder):
         if repo:
             pins = Pins(repos=(pins.repo(repo),))
-        return plan.pinned(pins, cache, max_bytes, lambda msg: err.print(f"[yellow]{msg}[/yellow]"))
-    out: list[Planned] = []
+        return plan.pinned(pins, cache, max_bytes, _notice, releases)
+    out: list[Iterable[Planned]] = []
     for spec in pypi or []:
-        out.append(plan.pypi_planned(spec, pins, repo, cache, max_bytes))
+        out.append(plan.pypi_spec_planned(spec, pins, repo, releases, max_bytes))
     if folder:
-        out.append(plan.dir_planned(folder, label, pins, repo, max_bytes))
+        out.append([plan.dir_planned(folder, label, pins, repo, max_bytes)])
     if git:
         repo_pin = plan.git_repo_pin(git, pins, repo)
-        return itertools.chain(
-            out, plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes)
-        )
-    return out
-
-
-def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
-    """One column per snapshot plus a total, one row per figure (fits a narrow terminal)."""
-    table = Table(title=f"ingest summary: {len(summaries)} snapshot(s)")
-    table.add_column("")
-    for s in summaries:
-        table.add_column(f"{s.repo}\n{s.label}", justify="right")
-    table.add_column("total", justify="right")
-
-    def row(name: str, values: list[str], total: str) -> None:
-        table.add_row(name, *values, total)
-
-    skipped_total: dict[str, int] = {}
-    for s in summaries:
-        for reason, n in s.skipped.items():
-            skipped_total[reason] = skipped_total.get(reason, 0) + n
-    row("status", [s.status for s in summaries], "")
-    for name, attr in (
-        ("files", "files"),
-        ("files parsed", "files_parsed"),
-        ("cache hits", "cache_hits"),
-        ("prefiltered", "prefiltered"),
-    ):
-        values = [getattr(s, attr) for s in summaries]
-        row(name, [str(v) for v in values], str(sum(values)))
-    for reason in sorted(skipped_total):
-        row(
-            f"skipped: {reason}",
-            [str(s.skipped.get(reason, 0)) for s in summaries],
-            str(skipped_total[reason]),
-        )
-    if not skipped_total:
-        row("skipped", ["0" for _ in summaries], "0")
-    row("sites", [str(s.sites) for s in summaries], str(sum(s.sites for s in summaries)))
-    row("errors", [str(s.errors) for s in summaries], "")
-    row(
-        "new errors",
-        [str(s.new_errors) for s in summaries],
-        str(sum(s.new_errors for s in summaries)),
-    )
-    row("seconds", [f"{s.seconds:.1f}" for s in summaries], f"{seconds:.1f}")
-    return table
+        out.append(plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes))
+    return itertools.chain.from_iterable(out)

@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     database_url: str = ""  # empty: SQLite file under data_dir
     pins_file: Path | None = None  # unset: ./pins.toml if present, else the packaged default
     cache_dir: Path = Path("data/cache")
+    index_url: str = "https://pypi.org/pypi"  # a package index's JSON API (PyPI's by default)
     workers: int = Field(default=0, description="parse processes; 0 = all cores")
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20

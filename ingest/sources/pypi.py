@@ -1,25 +1,20 @@
-"""PyPI releases: fetched with pip's own client into a cache folder, read from the archive.
+"""PyPI releases: fetched by URL from the index into a cache folder, read from the archive.
 
-The wheel or sdist is never installed or imported; its `.py` members are read straight from the
-zip or tar file and mapped to repo paths with the repo's configured prefix.
+The wheel or sdist is never built, installed or imported (see `download`); its `.py` members
+are read straight from the zip or tar file and mapped to repo paths with the repo's prefix.
 """
 
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from packaging.utils import canonicalize_name
-
-from errkb.core.errors import SourceError
 from errkb.ingest.sources.base import (
     KNOWN_BATCH,
     KnownFiles,
@@ -29,9 +24,12 @@ from errkb.ingest.sources.base import (
     stored_digest,
     version_sort_key,
 )
+from errkb.ingest.sources.download import cached_archive, download
+from errkb.ingest.sources.index import ARCHIVE_SUFFIXES, PYPI_JSON
+
+__all__ = ["ARCHIVE_SUFFIXES", "PypiSource", "archive_files", "cached_archive", "repo_path"]
 
 _PLAIN = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
-ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
 
 class PypiSource:
@@ -50,6 +48,8 @@ class PypiSource:
         tag_pattern: str = "v{version}",
         max_bytes: int = 2_000_000,
         archive: Path | None = None,
+        fetch: Callable[[], Path] | None = None,
+        index_url: str = PYPI_JSON,
     ) -> None:
         self.name, self.version = name, version
         self.cache_dir = Path(cache_dir)
@@ -58,19 +58,24 @@ class PypiSource:
         self.tag_pattern = tag_pattern
         self.max_bytes = max_bytes
         self._archive = archive
+        self._fetch = fetch  # a download already under way (see download.Downloads)
+        self.index_url = index_url
         self._members: list[zipfile.ZipInfo] | None = None
 
     @property
     def archive(self) -> Path:
         """The wheel or sdist, downloaded on first use."""
         if self._archive is None:
-            self._archive = cached_archive(self.name, self.version, self.cache_dir) or download(
-                self.name, self.version, self.cache_dir
-            )
+            if self._fetch is not None:
+                self._archive = self._fetch()
+            else:
+                self._archive = download(
+                    self.name, self.version, self.cache_dir, index_url=self.index_url
+                )
         return self._archive
 
     def snapshot(self) -> SnapshotInfo:
-        """The release's identity; its date is the newest member time (pip gives no upload time)."""
+        """The release's identity; its date is the newest member time in the archive."""
         link_base = None
         if self.web_url:
             tag = self.tag_pattern.format(version=self.version)
@@ -101,57 +106,6 @@ class PypiSource:
         if self._members is None and self.archive.suffix in (".whl", ".zip"):
             self._members = zip_members(self.archive)
         return self._members
-
-
-def _dist_prefixes(name: str, version: str) -> list[str]:
-    canon = canonicalize_name(name)
-    names = {canon.replace("-", "_"), canon, name, name.replace("-", "_")}
-    return [f"{n}-{version}" for n in names]
-
-
-def cached_archive(name: str, version: str, cache_dir: Path) -> Path | None:
-    """An archive of this release already in the cache folder, wheels first."""
-    if not cache_dir.is_dir():
-        return None
-    prefixes = [p.lower() for p in _dist_prefixes(name, version)]
-    found = [
-        p
-        for p in sorted(cache_dir.iterdir())
-        if p.name.lower().endswith(ARCHIVE_SUFFIXES)
-        and any(
-            p.name.lower().startswith(pre + sep)
-            for pre in prefixes
-            for sep in ("-", ".tar", ".zip")
-        )
-    ]
-    wheels = [p for p in found if p.suffix == ".whl"]
-    return (wheels or found)[0] if found else None
-
-
-def download(name: str, version: str, cache_dir: Path) -> Path:
-    """Fetch `name==version` with `pip download --no-deps`, a wheel if there is one."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    base = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]
-    req = f"{name}=={version}"
-    # A wheel first: preparing an sdist's metadata runs the project's build backend.
-    attempts = [[*base, "--only-binary=:all:", req, "-d", str(cache_dir)]]
-    attempts.append([*base, "--no-binary=:all:", req, "-d", str(cache_dir)])
-    errors = []
-    for cmd in attempts:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        found = cached_archive(name, version, cache_dir)
-        if proc.returncode == 0 and found is not None:
-            return found
-        errors.append((proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"])
-    raise SourceError(f"pip download {req} failed: {errors[-1][0]}")
 
 
 def repo_path(member: str, prefix: str, *, sdist: bool) -> str | None:

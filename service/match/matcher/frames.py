@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 from errkb.service.match.matcher.index import Site
 
+MAX_INNERMOST = 64  # tracebacks whose innermost frame is looked up, from the end of the text
+_MAX_SCAN = 1024  # frames read at most, from the end (a body of only frames costs no more)
+# What starts a new traceback (squeezed): a frame after one of these is not a deeper call.
+_BREAKS = ("Traceback(mostrecentcalllast)", "Theaboveexception", "Duringhandlingofthe")
+
 _FILE = 'File"'
 _LINE = '",line'
-_REACH = 800  # squeezed characters after a frame that still belong to its traceback
+REACH = 800  # squeezed characters after a frame that still belong to its traceback
+_REACH = REACH
 _MAX_PATH = 1000
 _MAX_FRAME = _MAX_PATH + 40
 _TAIL = 200
@@ -72,6 +78,41 @@ def _frame_at(sq: str, pos: int) -> Frame | None:
         start=pos,
         end=tail_start,
     )
+
+
+def innermost_frames(squeezed: str) -> list[Frame]:
+    """The innermost frame of each traceback in the text, in text order (the last
+    `MAX_INNERMOST` tracebacks; frames are read backwards from the end, `_MAX_SCAN` at most).
+
+    A frame is innermost when no frame of the same traceback follows it: the next frame, if
+    any, comes after a new `Traceback (most recent call last):` or a chained-exception line,
+    or further than a traceback's source line and message reach.
+    """
+    out: list[Frame] = []
+    deeper: Frame | None = None  # the frame found just after the current one
+    pos = len(squeezed)
+    for _ in range(_MAX_SCAN):
+        if len(out) >= MAX_INNERMOST:
+            break
+        at = squeezed.rfind(_FILE, 0, pos)
+        if at < 0:
+            break
+        pos = at
+        frame = _frame_at(squeezed, at)
+        if frame is None:
+            continue
+        if (
+            deeper is None
+            or deeper.start - frame.end > _REACH
+            or _breaks(squeezed, frame.end, deeper.start)
+        ):
+            out.append(frame)
+        deeper = frame
+    return out[::-1]
+
+
+def _breaks(sq: str, start: int, end: int) -> bool:
+    return any(sq.find(marker, start, end) >= 0 for marker in _BREAKS)
 
 
 def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:

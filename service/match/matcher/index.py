@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -86,6 +87,15 @@ class MatchIndex:
     postings: Mapping[bytes, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
     generation: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    # File name -> the distinct raise spans in files of that name, across every snapshot: what a
+    # traceback frame is looked up in (see `RaiseLines`).
+    raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
+
+    def raised_at(self, path: str, line: int) -> list[int]:
+        """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
+        are compared by `frames.pinned_sites`)."""
+        spans = self.raise_lines.get(path.rsplit("/", 1)[-1])
+        return spans.entries_at(line) if spans is not None else []
 
     def candidates(self, words: Iterable[bytes], limit: int) -> list[int]:
         """Indexes of the `limit` entries whose posted words the text covers best."""
@@ -100,6 +110,27 @@ class MatchIndex:
                 for e, share in posting:
                     mass[e] = get(e, 0.0) + share
         return [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
+
+
+@dataclass(frozen=True, slots=True)
+class RaiseLines:
+    """The raise spans of one file name, sorted by first line, for a bisected lookup (a file
+    such as server_args.py holds thousands of spans over a long history)."""
+
+    firsts: tuple[int, ...]
+    spans: tuple[tuple[int, int, int], ...]  # (first line, last line, entry)
+    longest: int  # lines of the longest span: how far back a lookup looks
+
+    def entries_at(self, line: int) -> list[int]:
+        """Entries whose span holds `line`."""
+        found: list[int] = []
+        i = bisect_right(self.firsts, line) - 1
+        while i >= 0 and self.firsts[i] >= line - self.longest:
+            lo, hi, e = self.spans[i]
+            if hi >= line and e not in found:
+                found.append(e)
+            i -= 1
+        return found
 
 
 def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
@@ -207,7 +238,9 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         total = sum(weights[w] for w in posted) + _MASS_SCALE
         for w in posted:
             lists.setdefault(w, []).append((e, weights[w] / total))
+    raise_lines = _raise_lines(entries)
     stats = {
+        "raise_lines": sum(len(v.spans) for v in raise_lines.values()),
         "entries": len(entries),
         "opaque": opaque,
         "unposted": unposted,
@@ -219,4 +252,23 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         postings={w: tuple(v) for w, v in lists.items()},
         generation=generation,
         stats=stats,
+        raise_lines=raise_lines,
     )
+
+
+def _raise_lines(entries: list[Entry]) -> dict[str, RaiseLines]:
+    """Distinct raise spans per file name: a site unchanged over many snapshots counts once."""
+    found: dict[str, set[tuple[int, int, int]]] = {}
+    for e, entry in enumerate(entries):
+        for site in entry.sites:
+            name = site.module_path.rsplit("/", 1)[-1]
+            found.setdefault(name, set()).add((site.line, site.end_line, e))
+    out = {}
+    for name, spans in found.items():
+        ordered = tuple(sorted(spans))
+        out[name] = RaiseLines(
+            firsts=tuple(s[0] for s in ordered),
+            spans=ordered,
+            longest=max(s[1] - s[0] for s in ordered),
+        )
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from errkb.service.match.matcher import frame_matches
 from errkb.service.match.matcher.align import Alignment, alignments
 from errkb.service.match.matcher.frames import Frame, frame_before, is_foreign, pinned_sites
 from errkb.service.match.matcher.index import Entry, MatchIndex, Site
@@ -21,6 +22,9 @@ _LEAD = 200  # input characters searched before a message for a leading placehol
 _TRAIL = 300  # input characters kept for a trailing placeholder's value
 _CUT_SLACK = 4  # squeezed characters after a match that still count as "the text ends here"
 _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
+_QUOTES = "`'\""
+_READ = 0.5  # an aligned message at least this sure explains the traceback before it
+_MIN_QUOTED = 16  # squeezed characters of a quoted opening that can tell errors apart
 
 
 @dataclass(frozen=True)
@@ -52,22 +56,64 @@ def match_text(
     that bench/match.py measures the index against.
     """
     prep = prepare(text)
+    hits = frame_matches.frame_hits(index, prep.squeezed)
     if exhaustive:
         candidates: list[int] | range = range(len(index.entries))
     else:
-        candidates = index.candidates(set(words(prep.work)), CANDIDATES)
+        found = index.candidates(set(words(prep.work)), CANDIDATES)
+        candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
     for e in candidates:
         entry = index.entries[e]
         best: _Scored | None = None
         for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
-            s = _score(entry, al, prep.squeezed)
+            s = _score(entry, al, prep)
             if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
                 best = s
         if best is not None and best.score >= min_score:
             scored.append(best)
     scored.sort(key=_rank)
-    return [_finish(s, prep) for s in scored[:limit]]
+    matches = [_finish(s, prep) for s in scored[:limit]]
+    if hits:
+        # Only a message read with some confidence accounts for a traceback: a few shared
+        # words (the frame's own function name, say) do not.
+        starts = [s.alignment.starts[s.alignment.first] for s in scored if s.score >= _READ]
+        matches = _with_frames(index, matches, hits, starts, prep, min_score)[:limit]
+    return matches
+
+
+def _with_frames(
+    index: MatchIndex,
+    matches: list[Match],
+    hits: list[frame_matches.FrameHit],
+    message_starts: list[int],
+    prep: Prepared,
+    min_score: float,
+) -> list[Match]:
+    """The matches plus those a frame shows alone (a traceback whose message is missing or
+    cut), each entry kept once at its best score."""
+    best = {m.entry.id: m for m in matches}
+    open_hits = [h for h in hits if not frame_matches.explained(h, message_starts)]
+    for hit in open_hits:
+        entry = index.entries[hit.entry]
+        sharing = len({h.entry for h in open_hits if h.frame == hit.frame})
+        score = frame_matches.scored_hit(hit, entry, prep.squeezed, sharing)
+        known = best.get(entry.id)
+        if score < min_score or (known is not None and known.score >= score):
+            continue
+        start, end = frame_matches.span(hit, prep)
+        best[entry.id] = Match(
+            entry=entry,
+            score=score,
+            start=start,
+            end=end,
+            params={},
+            site=hit.sites[0],
+            site_line=hit.frame.line,
+            snapshots=tuple(dict.fromkeys(s.snapshot for s in hit.sites)),
+            matched=0,
+        )
+    return sorted(best.values(), key=lambda m: (-m.score, -m.matched, m.start, m.entry.id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +129,17 @@ def _rank(s: _Scored) -> tuple[float, int, int, str]:
     return (-s.score, -s.alignment.matched, s.alignment.starts[s.alignment.first], s.entry.id)
 
 
-def _score(entry: Entry, al: Alignment, sq: str) -> _Scored:
+def _score(entry: Entry, al: Alignment, prep: Prepared) -> _Scored:
+    sq = prep.squeezed
     q0 = al.starts[al.first]
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
     frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
     visible = None
-    if len(sq) - al.end(entry.pieces) <= _CUT_SLACK and (
-        al.cut is not None or al.last < len(entry.pieces) - 1
+    partial = al.cut is not None or al.last < len(entry.pieces) - 1
+    if partial and (
+        len(sq) - al.end(entry.pieces) <= _CUT_SLACK or _quoted_opening(entry, al, prep)
     ):
         visible = sum(len(p) for p in entry.pieces[: al.last + 1])
         if al.cut is not None:
@@ -106,6 +154,21 @@ def _score(entry: Entry, al: Alignment, sq: str) -> _Scored:
         foreign_frame=frame is not None and is_foreign(frame, entry.roots),
     )
     return _Scored(entry, al, score, frame, pinned)
+
+
+def _quoted_opening(entry: Entry, al: Alignment, prep: Prepared) -> bool:
+    """True when the text quotes the message's opening words in prose (`raised `Unknown
+    quantization method``): the found part starts the template, is long enough to tell errors
+    apart, and sits between a pair of quotes. The rest was never shown, as with a cut text."""
+    if al.first != 0 or entry.gaps[0] or al.matched < _MIN_QUOTED:
+        return False
+    start = prep.to_input(al.starts[0])
+    end = prep.end_to_input(al.end(entry.pieces))
+    text = prep.text
+    if start == 0 or end >= len(text):
+        return False
+    opening, closing = text[start - 1], text[end]
+    return opening in _QUOTES and closing == opening
 
 
 def _finish(s: _Scored, prep: Prepared) -> Match:

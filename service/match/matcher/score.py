@@ -15,6 +15,12 @@ The score is coverage x strength, then nudged by corroborating evidence:
   `vllm/...` or `transformers/...`, which copy or wrap such messages) costs 40%.
 
 So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
+
+A traceback whose message is missing (or too cut to align) can still name its error: its
+innermost frame points at a raise line. `frame_score` rates that evidence alone: 0.55 for the
+file and line, +0.15 when the frame's function is the raise's too, +0.1 when the exception's
+class is named after the frame (so 0.8 at most: no message was read); when several errors are
+raised on those lines, the score is divided by the square root of their number.
 """
 
 from __future__ import annotations
@@ -65,3 +71,14 @@ def _corroborated(score: float, class_named: bool, other_class_named: bool, pinn
     if pinned:
         score += (1.0 - score) * _FRAME_BOOST * score
     return score
+
+
+_FRAME_LINE = 0.55
+_FRAME_FUNCTION = 0.15
+_FRAME_CLASS = 0.1
+
+
+def frame_score(*, function_named: bool, class_named: bool, sharing: int = 1) -> float:
+    """The score of a match whose only evidence is a traceback frame on a raise line."""
+    score = _FRAME_LINE + _FRAME_FUNCTION * function_named + _FRAME_CLASS * class_named
+    return round(score / math.sqrt(max(sharing, 1)), 4)

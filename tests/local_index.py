@@ -1,0 +1,155 @@
+"""A package index on loopback for tests: PyPI's JSON API and its files, from archives built here.
+
+It serves `/pypi/<name>/json` (every release, with file URLs relative to the page, as some
+mirrors give them), `/pypi/<name>/<version>/json` (absolute URLs, as PyPI gives them) and
+`/files/<filename>`, and records every path asked so a test can tell what was downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+import threading
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+@dataclass
+class LocalIndex:
+    """Releases by project and version: (filename, bytes, sha256 to announce) per file."""
+
+    releases: dict[str, dict[str, list[tuple[str, bytes, str]]]] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # announced sizes that differ from true
+    url: str = ""  # the JSON API's base, e.g. http://127.0.0.1:PORT/pypi
+
+    def add(self, name: str, version: str, filename: str, data: bytes, sha256: str = "") -> None:
+        """Publish a file; `sha256` overrides the true hash (to announce a wrong one)."""
+        files = self.releases.setdefault(name, {}).setdefault(version, [])
+        files.append((filename, data, sha256 or hashlib.sha256(data).hexdigest()))
+
+    def files_downloaded(self) -> list[str]:
+        """The file names fetched so far, in order."""
+        return [p.rsplit("/", 1)[-1] for p in self.asked if p.startswith("/files/")]
+
+    def _listing(self, files: list[tuple[str, bytes, str]], relative: bool) -> list[dict]:  # type: ignore[type-arg]
+        base = "../../files/" if relative else self.url.removesuffix("/pypi") + "/files/"
+        return [
+            {
+                "filename": fname,
+                "url": base + fname,
+                "digests": {"sha256": sha},
+                "size": self.sizes.get(fname, len(data)),
+                "yanked": False,
+            }
+            for fname, data, sha in files
+        ]
+
+    def answer(self, path: str) -> tuple[int, str, bytes]:
+        """Status, content type and body for a request path."""
+        self.asked.append(path)
+        parts = [p for p in path.split("/") if p]
+        if parts[:1] == ["files"] and len(parts) == 2:
+            for versions in self.releases.values():
+                for files in versions.values():
+                    for fname, data, _ in files:
+                        if fname == parts[1]:
+                            return 200, "application/octet-stream", data
+        if parts[:1] == ["pypi"] and parts[-1:] == ["json"] and len(parts) in (3, 4):
+            versions = self.releases.get(parts[1])
+            if versions is not None and len(parts) == 3:
+                body = {
+                    "info": {"name": parts[1]},
+                    "releases": {v: self._listing(f, True) for v, f in versions.items()},
+                }
+                return 200, "application/json", json.dumps(body).encode()
+            if versions is not None and parts[2] in versions:
+                body = {"info": {}, "urls": self._listing(versions[parts[2]], False)}
+                return 200, "application/json", json.dumps(body).encode()
+        return 404, "text/plain", b"not found"
+
+
+@contextmanager
+def serving(index: LocalIndex) -> Iterator[LocalIndex]:
+    """Serve the index on a free loopback port for the duration of the block."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            status, kind, body = index.answer(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    index.url = f"http://127.0.0.1:{server.server_address[1]}/pypi"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield index
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def wheel_bytes(members: dict[str, bytes]) -> bytes:
+    """A zip archive holding these members."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def sdist_bytes(top: str, members: dict[str, bytes]) -> bytes:
+    """A .tar.gz whose members sit under the folder `top`, as an sdist's do."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size, info.mtime = len(data), 1_700_000_000
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def probe_sdist(marker: Path) -> bytes:
+    """`errkbprobe-1.0.tar.gz`: an sdist whose in-tree build backend writes `marker` as soon as
+    anything imports it or asks it for metadata (what `pip download` of an sdist does)."""
+    backend = (
+        "from pathlib import Path\n"
+        f"Path({str(marker)!r}).write_text('the build backend ran')\n"
+        "def get_requires_for_build_wheel(config_settings=None):\n"
+        f"    Path({str(marker)!r}).write_text('get_requires_for_build_wheel ran')\n"
+        "    return []\n"
+        "def prepare_metadata_for_build_wheel(directory, config_settings=None):\n"
+        f"    Path({str(marker)!r}).write_text('prepare_metadata ran')\n"
+        "    raise SystemExit(1)\n"
+        "build_wheel = build_sdist = prepare_metadata_for_build_wheel\n"
+    )
+    setup = f"open({str(marker)!r}, 'w').write('setup.py ran')\n"
+    return sdist_bytes(
+        "errkbprobe-1.0",
+        {
+            "pyproject.toml": (
+                b'[build-system]\nrequires = []\nbuild-backend = "probe_backend"\n'
+                b'backend-path = ["."]\n\n[project]\nname = "errkbprobe"\nversion = "1.0"\n'
+            ),
+            "probe_backend.py": backend.encode(),
+            "setup.py": setup.encode(),
+            "errkbprobe/__init__.py": (
+                b"def check(n):\n    if n < 0:\n"
+                b"        raise ValueError(f'probe value must be positive, got {n}')\n"
+            ),
+        },
+    )
