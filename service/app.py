@@ -1,15 +1,24 @@
-"""The app factory: `create_app(settings)` wires routers, the database and error handlers."""
+"""The app factory: `create_app(settings)` wires routers, the database and error handlers.
+
+`uvicorn --factory errkb.service.app:create_app` builds it from the environment's settings, as
+`errkb serve --workers N` does in each worker process.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
 
-from errkb.core.db import engine_from_settings, session_factory, upgrade
+from errkb.core.db import engine_from_settings, prepare_schema, session_factory
 from errkb.core.settings import Settings
+from errkb.service.entries.cache import EntryCache
+from errkb.service.head import HeadAsGet
+from errkb.service.http_cache import NotModified, not_modified_response
 from errkb.service.problems import install_error_handlers
+from errkb.service.queries import VersionTracker
 from errkb.service.validation import RefuseNul
 
 
@@ -20,9 +29,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = engine_from_settings(settings)
-        upgrade(engine)
+        try:
+            prepare_schema(engine, settings)  # under the migration lock: workers may race
+        except BaseException:
+            engine.dispose()
+            raise
         app.state.engine = engine
         app.state.sessions = session_factory(engine)
+        app.state.versions = VersionTracker(engine)
+        app.state.entries = EntryCache(settings.entry_cache_mb << 20)
         for hook in app.state.startup_hooks:
             hook(app)
         try:
@@ -40,6 +55,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(RefuseNul)
 
+    @app.exception_handler(NotModified)
+    async def not_modified(_: Request, exc: NotModified) -> Response:
+        return not_modified_response(exc.validators)
+
     from errkb.service.health import router as api_router
 
     app.include_router(api_router)
@@ -54,4 +73,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.match.routes import install_matcher
 
     install_matcher(app)
+    app.add_middleware(HeadAsGet)
     return app

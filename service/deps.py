@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy.orm import Session
 
 from errkb.core.settings import Settings
+from errkb.service.queries import DbSession
 
 
-def get_session(request: Request) -> Iterator[Session]:
+def get_session(request: Request) -> Iterator[DbSession]:
     """One session per request."""
     with request.app.state.sessions() as session:
         yield session
@@ -23,5 +23,5 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+SessionDep = Annotated[DbSession, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -1,11 +1,11 @@
-"""JSON API routes (`/api/...`, `/healthz`)."""
+"""`/healthz` and the JSON routers that have no domain folder of their own."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy import text
 
 from errkb.service.deps import SessionDep
+from errkb.service.queries import ping
 from errkb.service.snapshots.routes import router as snapshots_router
 
 router = APIRouter()
@@ -15,5 +15,5 @@ router.include_router(snapshots_router)
 @router.get("/healthz")
 def healthz(session: SessionDep) -> dict[str, str]:
     """Liveness plus a database round trip."""
-    session.execute(text("SELECT 1"))
+    ping(session)
     return {"status": "ok"}

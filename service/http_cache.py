@@ -1,8 +1,12 @@
-"""Conditional GETs: pages and entries change only when an ingest bumps the generation.
+"""Conditional GETs for pages and the JSON API: answers change only when the content key does.
 
-Every ingest commits a new `meta.generation` with its snapshot, so (generation, URL) identifies a
-page's content exactly; the newest snapshot's ingest time is its Last-Modified. A client that
-revalidates with either gets `304 Not Modified` without the page being built again.
+Every ingest commits a new `meta.generation` with its snapshot (and `errkb explain` bumps the AI
+counter), so (content key, URL) identifies a response exactly; the newest snapshot's ingest time
+is its Last-Modified. `Fresh` is the one dependency every cacheable GET route takes: it answers
+`304 Not Modified` before the route runs when the client's copy is current, and otherwise hands
+the route the validators to send. Shared caches (a CDN) may store the answers but revalidate
+each use, so nothing is served stale after an ingest; `ERRKB_HTTP_MAX_AGE` trades that for fewer
+round trips.
 """
 
 from __future__ import annotations
@@ -11,52 +15,51 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from typing import Annotated
 
-from fastapi import Request, Response
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from fastapi import Depends, Request, Response
 
-from errkb.core.models import Meta, Snapshot
+from errkb.service.queries import KbVersion, VersionTracker
 
 
 @dataclass(frozen=True)
 class Validators:
-    """The ETag and Last-Modified of one response."""
+    """The ETag and Last-Modified of one response, and the version they were computed at."""
 
     etag: str
     last_modified: datetime | None
+    version: KbVersion
+    cache_control: str = "public, no-cache"
 
     def headers(self) -> dict[str, str]:
-        """Response headers: the validators, and `no-cache` so clients always revalidate."""
-        out = {"ETag": self.etag, "Cache-Control": "no-cache"}
+        """Response headers: the validators and the caching policy."""
+        out = {"ETag": self.etag, "Cache-Control": self.cache_control}
         if self.last_modified is not None:
             out["Last-Modified"] = format_datetime(self.last_modified, usegmt=True)
         return out
 
 
-def generation(session: Session) -> str:
-    """The ingest generation ("0" before any ingest)."""
-    value = session.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
-    return value or "0"
+class NotModified(Exception):
+    """Raised by `Fresh` when the client's copy is current; the app answers 304."""
+
+    def __init__(self, validators: Validators) -> None:
+        super().__init__("not modified")
+        self.validators = validators
 
 
-def last_ingest(session: Session) -> datetime | None:
-    """When the newest snapshot was ingested (UTC, whole seconds, as HTTP dates carry)."""
-    value = session.execute(select(func.max(Snapshot.ingested_at))).scalar()
-    if value is None:
-        return None
-    if isinstance(value, str):  # SQLite returns aggregates of DateTime columns as text
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).replace(microsecond=0)
+def cache_control(max_age: int) -> str:
+    """The Cache-Control of cacheable answers: revalidate always, or allow `max_age` seconds."""
+    if max_age <= 0:
+        return "public, no-cache"
+    return f"public, max-age={max_age}, stale-while-revalidate={max_age}"
 
 
-def validators(session: Session, request: Request, *parts: str) -> Validators:
-    """Validators for this request's URL (path + query) under the current generation."""
-    key = "\x1f".join((generation(session), request.url.path, request.url.query, *parts))
+def validators_for(request: Request, version: KbVersion) -> Validators:
+    """Validators for this request's URL (path + query) under `version`."""
+    key = "\x1f".join((version.key, request.url.path, request.url.query))
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return Validators(f'"{digest}"', last_ingest(session))
+    max_age: int = request.app.state.settings.http_max_age
+    return Validators(f'"{digest}"', version.last_modified, version, cache_control(max_age))
 
 
 def not_modified(request: Request, v: Validators) -> bool:
@@ -77,6 +80,22 @@ def not_modified(request: Request, v: Validators) -> bool:
     return False
 
 
+async def fresh(request: Request) -> Validators:
+    """The request's validators; raises NotModified when the client's copy is current.
+
+    The version read is one indexed row on a pooled connection, run on the event loop: a hop to
+    the thread pool would cost more than the read itself.
+    """
+    tracker: VersionTracker = request.app.state.versions
+    v = validators_for(request, tracker.current())
+    if not_modified(request, v):
+        raise NotModified(v)
+    return v
+
+
 def not_modified_response(v: Validators) -> Response:
     """An empty 304 carrying the validators."""
     return Response(status_code=304, headers=v.headers())
+
+
+Fresh = Annotated[Validators, Depends(fresh)]

@@ -63,9 +63,13 @@ def _contains(words: list[str], phrase: Phrase) -> bool:
 
 
 def expected(q: str, *, snapshot: str = "", path: str = "", flag: str = "") -> list[str]:
-    """An independent model of the search: phrases over the message, then over paths and flags."""
+    """An independent model of the search: the query as one phrase in the message, then every
+    phrase in the message, then phrases over paths and flags too."""
     phrases = parse_query(q)
-    tiers: dict[int, set[str]] = {0: set(), 1: set()}
+    exact = (
+        Phrase(tuple(w for p in phrases for w in p.words), phrases[-1].prefix) if phrases else None
+    )
+    tiers: dict[int, set[str]] = {0: set(), 1: set(), 2: set()}
     for message, exc, file, func, flags, labels in MESSAGES:
         if snapshot and snapshot not in labels:
             continue
@@ -76,10 +80,11 @@ def expected(q: str, *, snapshot: str = "", path: str = "", flag: str = "") -> l
         msg_words = terms(message)
         meta_words = terms(" ".join([exc, file, func, *sorted(flags)]))
         if all(_contains(msg_words, p) for p in phrases):
-            tiers[0].add(error_id_of(message))
+            exact_hit = exact is None or _contains(msg_words, exact)
+            tiers[0 if exact_hit else 1].add(error_id_of(message))
         elif all(_contains(msg_words, p) or _contains(meta_words, p) for p in phrases):
-            tiers[1].add(error_id_of(message))
-    return _sorted_ids(tiers[0]) + _sorted_ids(tiers[1])
+            tiers[2].add(error_id_of(message))
+    return _sorted_ids(tiers[0]) + _sorted_ids(tiers[1]) + _sorted_ids(tiers[2])
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from errkb.cli.export import export_site
 from errkb.cli.ingest import ingest
 from errkb.cli.match import match
 from errkb.cli.show import show
-from errkb.core.db import engine_from_settings, upgrade
+from errkb.core.db import engine_from_settings, prepare_schema, upgrade
+from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
@@ -72,17 +73,45 @@ def db_upgrade() -> None:
 
 
 @app.command()
-def serve(host: str | None = None, port: int | None = None) -> None:
-    """Serve the API and pages with uvicorn."""
+def serve(
+    host: str | None = None,
+    port: int | None = None,
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="server processes (default ERRKB_SERVE_WORKERS, 1)"
+    ),
+) -> None:
+    """Serve the API and pages with uvicorn, in one process or several."""
     import uvicorn
 
-    from errkb.service.app import create_app
     from errkb.service.server import server_options
 
     settings = Settings()
-    uvicorn.run(
-        create_app(settings),
-        host=host or settings.host,
-        port=port or settings.port,
+    _schema_ready(settings)
+    options: dict[str, object] = {
+        "host": host or settings.host,
+        "port": port or settings.port,
         **server_options(settings),
-    )
+    }
+    processes = workers or settings.serve_workers
+    if processes > 1:
+        # Each worker builds its own app from the environment's settings, as uvicorn requires.
+        uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
+        return
+    from errkb.service.app import create_app
+
+    uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+
+
+SERVICE_FACTORY = "errkb.service.app:create_app"
+
+
+def _schema_ready(settings: Settings) -> None:
+    """Migrate (or check the schema) once before any worker starts; one line on failure."""
+    engine = engine_from_settings(settings)
+    try:
+        prepare_schema(engine, settings)
+    except ErrkbError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(3) from None
+    finally:
+        engine.dispose()

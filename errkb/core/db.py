@@ -1,29 +1,52 @@
-"""Engines, sessions and schema upgrades; nothing here runs at import time."""
+"""Engines, sessions and schema upgrades; nothing here runs at import time.
+
+Several server processes may start at once on an empty database, so `upgrade` runs under a
+lock that every process can see: an advisory lock on PostgreSQL, an exclusive file lock beside
+the SQLite file. The first process migrates; the others wait, then find the schema at head.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from errkb.core.errors import SchemaBehind
 from errkb.core.settings import Settings
+
+# A fixed 64-bit key for pg_advisory_lock, derived from a name so it says whose lock it is.
+MIGRATION_LOCK_KEY = int.from_bytes(
+    hashlib.sha256(b"errkb.migrate").digest()[:8], "big", signed=True
+)
 
 
 def make_engine(url: str) -> Engine:
     """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     return create_engine(url, pool_pre_ping=True)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for an in-memory database)."""
+    path = url.split("///", 1)[-1] if "///" in url else ""
+    return Path(path) if path and path != ":memory:" else None
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
@@ -48,9 +71,63 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
+@contextmanager
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """Hold the database-wide migration lock (blocks until no other process holds it)."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                conn.commit()
+        return
+    path = sqlite_path(str(engine.url)) if engine.dialect.name == "sqlite" else None
+    if path is None:  # in-memory SQLite: one process only
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".migrate-lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def upgrade(engine: Engine) -> None:
-    """Apply every migration up to head."""
-    command.upgrade(alembic_config(engine), "head")
+    """Apply every migration up to head, under the migration lock."""
+    with migration_lock(engine):
+        command.upgrade(alembic_config(engine), "head")
+
+
+def schema_revisions(engine: Engine) -> tuple[set[str], set[str]]:
+    """(the database's current revisions, the code's head revisions)."""
+    heads = set(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
+    with engine.connect() as conn:
+        current = set(MigrationContext.configure(conn).get_current_heads())
+    return current, heads
+
+
+def require_current_schema(engine: Engine) -> None:
+    """Raise SchemaBehind unless the database is at the code's head revision."""
+    current, heads = schema_revisions(engine)
+    if current != heads:
+        at = ", ".join(sorted(current)) or "no schema"
+        raise SchemaBehind(
+            f"the database schema is behind this errkb ({at}; needs {', '.join(sorted(heads))}): "
+            "run `errkb db upgrade`, or set ERRKB_AUTO_MIGRATE=true"
+        )
+
+
+def prepare_schema(engine: Engine, settings: Settings) -> None:
+    """Migrate (under the lock) when auto-migration is on, else require the schema at head."""
+    if settings.auto_migrate:
+        upgrade(engine)
+    else:
+        require_current_schema(engine)
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

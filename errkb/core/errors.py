@@ -37,3 +37,9 @@ class SourceError(ErrkbError):
 
 class ConfigError(ErrkbError):
     """pins.toml or settings are invalid."""
+
+
+class SchemaBehind(ErrkbError):
+    """The database schema is older than the code, and auto-migration is off."""
+
+    status_code = 503

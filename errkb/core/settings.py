@@ -32,6 +32,16 @@ class Settings(BaseSettings):
     keep_alive_seconds: float = Field(default=5.0, gt=0, description="idle keep-alive limit")
     host: str = "127.0.0.1"
     port: int = 8000
+    serve_workers: int = Field(default=1, ge=1, description="server processes of `errkb serve`")
+    # Off where the database user may not change the schema: `errkb db upgrade` does it instead,
+    # and the server refuses to start while the schema is behind.
+    auto_migrate: bool = True
+    http_max_age: int = Field(
+        default=0, ge=0, description="seconds a CDN or browser may reuse an answer unchecked"
+    )
+    entry_cache_mb: int = Field(
+        default=256, ge=0, description="serialized entries and pages kept per server process"
+    )
     llm_url: str = ""
     llm_model: str = ""
     llm_api_key: str = ""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Flag, Occurrence, Snapshot
+from errkb.core.models import Error, Flag, Occurrence, Snapshot
 from errkb.core.search.index import involved_flag_names
 
 
@@ -137,3 +138,31 @@ def snapshot_labels(session: Session) -> list[str]:
     """Every ingested snapshot label, oldest first."""
     rows = session.execute(select(Snapshot.label, Snapshot.sort_key)).all()
     return [label for label, _ in sorted(rows, key=lambda r: (r[1], r[0]))]
+
+
+def error_count(session: Session) -> int:
+    """How many distinct errors the knowledge base holds."""
+    return session.execute(select(func.count()).select_from(Error)).scalar_one()
+
+
+def error_ids(session: Session) -> list[str]:
+    """Every error id, in order."""
+    return list(session.scalars(select(Error.id).order_by(Error.id)))
+
+
+def occurrence_rows(session: Session) -> list[tuple[str, str, int, Any, str, str]]:
+    """(error id, path, line, flag involvements, snapshot label, sort key) of every occurrence."""
+    stmt = select(
+        Occurrence.error_id,
+        Occurrence.path,
+        Occurrence.line,
+        Occurrence.flags,
+        Snapshot.label,
+        Snapshot.sort_key,
+    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+    return [tuple(row) for row in session.execute(stmt)]  # type: ignore[misc]
+
+
+def error_summaries(session: Session) -> list[Row[tuple[str, str, str, str]]]:
+    """(id, title, exception, message) of every error."""
+    return list(session.execute(select(Error.id, Error.title, Error.exception, Error.message)))

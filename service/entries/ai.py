@@ -24,6 +24,7 @@ from errkb.core.errors import ErrkbError
 from errkb.core.models import AiExplanation, Error
 from errkb.core.settings import Settings
 from errkb.service.entries.schemas import AiExplanationOut, Entry
+from errkb.service.queries import bump_ai_generation
 
 TIMEOUT = 120.0
 MAX_REPLY_CHARS = 20_000
@@ -203,5 +204,6 @@ def enrich(
         created_at=datetime.now(UTC),
     )
     session.add(row)
+    bump_ai_generation(session)  # cached entries show the new prose from the next request on
     session.commit()
     return _out(row)

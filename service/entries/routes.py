@@ -1,14 +1,30 @@
-"""`GET /api/errors/{id}`: the full entry of one error as JSON."""
+"""`GET /api/errors/{id}`: the full entry of one error as JSON, cached per content key."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
-from errkb.service.deps import SessionDep, SettingsDep
+from errkb.core.settings import Settings
 from errkb.service.entries.build import build_entry
+from errkb.service.entries.cache import EntryCache
 from errkb.service.entries.schemas import Entry
+from errkb.service.http_cache import Fresh
 
 router = APIRouter()
+
+
+def entry_json(request: Request, version_key: str, error_id: str, snapshot: str | None) -> bytes:
+    """The entry's JSON bytes, built (and kept) once per content key."""
+    cache: EntryCache = request.app.state.entries
+    settings: Settings = request.app.state.settings
+
+    def build() -> bytes:
+        with request.app.state.sessions() as session:
+            entry = build_entry(session, error_id, snapshot=snapshot, settings=settings)
+        return entry.model_dump_json().encode()
+
+    return cache.get_or_build(version_key, ("json", error_id, snapshot), build)
 
 
 @router.get(
@@ -16,13 +32,20 @@ router = APIRouter()
     response_model=Entry,
     responses={404: {"description": "Unknown error id, or not raised in that snapshot"}},
 )
-def get_error(
+async def get_error(
+    request: Request,
     error_id: str,
-    session: SessionDep,
-    settings: SettingsDep,
+    v: Fresh,
     snapshot: str | None = Query(
         default=None, max_length=200, description="snapshot label whose occurrence comes first"
     ),
-) -> Entry:
+) -> Response:
     """Everything known about one error: message, explanation, flags, occurrences, history."""
-    return build_entry(session, error_id, snapshot=snapshot or None, settings=settings)
+    cache: EntryCache = request.app.state.entries
+    item = ("json", error_id, snapshot or None)
+    body = cache.get(v.version.key, item)
+    if body is None:  # built off the event loop: a build reads the database and derives prose
+        body = await run_in_threadpool(
+            entry_json, request, v.version.key, error_id, snapshot or None
+        )
+    return Response(body, media_type="application/json", headers=v.headers())

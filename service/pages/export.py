@@ -19,25 +19,27 @@ from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
-from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.search.index import involved_flag_names
 from errkb.service.browse.queries import (
     ModuleTree,
     crumbs,
+    error_count,
+    error_ids,
+    error_summaries,
     flag_definitions,
     flag_errors,
     flag_summaries,
     module_tree,
+    occurrence_rows,
     snapshot_labels,
 )
 from errkb.service.pages.export_entries import write_entry_pages
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render
 from errkb.service.pages.urls import ExportLinks, flag_slug
+from errkb.service.queries import DbSession
 from errkb.service.search.queries import SearchResults, hits_for
+from errkb.service.snapshots.queries import labels_by_id
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -78,7 +80,7 @@ def _canonical(base: str, rel: str) -> str | None:
 
 
 def export_site(
-    session: Session,
+    session: DbSession,
     outdir: Path,
     *,
     base_url: str = "",
@@ -94,7 +96,7 @@ def export_site(
     stats = ExportStats()
     _write_static(outdir)
 
-    ids = list(session.scalars(select(Error.id).order_by(Error.id)))
+    ids = error_ids(session)
     write_entry_pages(session, ids, outdir, base, workers=workers, progress=progress)
     out.pages += [f"errors/{i}.html" for i in ids]
     out.files += 2 * len(ids)
@@ -136,14 +138,14 @@ def _write_static(outdir: Path) -> None:
     (static / "pygments.css").write_text(pygments_css(), encoding="utf-8")
 
 
-def _results(session: Session, ids: set[str]) -> SearchResults:
+def _results(session: DbSession, ids: set[str]) -> SearchResults:
     """Every error of `ids` as one result page, alphabetical by title."""
     items = hits_for(session, [(i, False) for i in ids])
     items.sort(key=lambda h: (h.title.casefold(), h.id))
     return SearchResults(total=len(items), limit=max(len(items), 1), items=items)
 
 
-def _write_modules(session: Session, out: _Writer, tree: ModuleTree, base: str) -> int:
+def _write_modules(session: DbSession, out: _Writer, tree: ModuleTree, base: str) -> int:
     count = 0
     for path in sorted(set(tree.children) | set(tree.files)):
         is_file = path in tree.files and not tree.is_folder(path)
@@ -173,7 +175,7 @@ def _write_modules(session: Session, out: _Writer, tree: ModuleTree, base: str) 
     return count
 
 
-def _write_flags(session: Session, out: _Writer, base: str) -> int:
+def _write_flags(session: DbSession, out: _Writer, base: str) -> int:
     summaries = flag_summaries(session)
     page = PageMeta(
         title="Flags",
@@ -185,7 +187,7 @@ def _write_flags(session: Session, out: _Writer, base: str) -> int:
     )
     errors = flag_errors(session)
     defs = flag_definitions(session, sorted(errors))
-    labels = {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
+    labels = labels_by_id(session)
     for s in summaries:
         rel = f"flags/{flag_slug(s.flag)}.html"
         flag_defs = defs.get(s.flag, [])
@@ -208,24 +210,16 @@ def _write_flags(session: Session, out: _Writer, base: str) -> int:
     return len(summaries)
 
 
-def _search_index(session: Session) -> dict[str, Any]:
+def _search_index(session: DbSession) -> dict[str, Any]:
     """What the in-browser search filters: message, paths, flags and snapshots of every error."""
     paths: dict[str, set[str]] = defaultdict(set)
     flags: dict[str, set[str]] = defaultdict(set)
     snaps: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
-    stmt = select(
-        Occurrence.error_id,
-        Occurrence.path,
-        Occurrence.line,
-        Occurrence.flags,
-        Snapshot.label,
-        Snapshot.sort_key,
-    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
-    for error_id, path, line, involvements, label, sort_key in session.execute(stmt):
+    for error_id, path, line, involvements, label, sort_key in occurrence_rows(session):
         paths[error_id].add(path)
         flags[error_id].update(involved_flag_names(involvements))
         snaps[error_id].setdefault(label, (sort_key, f"{path}:{line}"))
-    rows = session.execute(select(Error.id, Error.title, Error.exception, Error.message)).all()
+    rows = error_summaries(session)
     errors = []
     for r in sorted(rows, key=lambda r: (r.message.casefold(), r.id)):
         ordered = sorted(snaps[r.id].items(), key=lambda kv: (kv[1][0], kv[0]))
@@ -242,8 +236,7 @@ def _search_index(session: Session) -> dict[str, Any]:
                 "where": ordered[-1][1][1] if ordered else "",
             }
         )
-    total = session.execute(select(func.count()).select_from(Error)).scalar_one()
-    return {"version": 1, "count": total, "errors": errors}
+    return {"version": 1, "count": error_count(session), "errors": errors}
 
 
 def sitemap_xml(locs: list[str]) -> bytes:

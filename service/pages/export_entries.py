@@ -13,13 +13,13 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from sqlalchemy.orm import Session
+from errkb.service.queries import DbSession
 
 CHUNK = 100
 
 
 def write_entry_pages(
-    session: Session,
+    session: DbSession,
     ids: list[str],
     outdir: Path,
     base: str,
@@ -59,7 +59,7 @@ def _write_chunk(url: str, ids: list[str], outdir: str, base: str) -> int:
 
 
 def _write(
-    session: Session,
+    session: DbSession,
     ids: list[str],
     outdir: Path,
     base: str,

@@ -14,16 +14,26 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
-from errkb.core.errors import ErrkbError, NotFound
-from errkb.service.browse.queries import crumbs, flag_definitions, module_tree, snapshot_labels
+from errkb.core.errors import NotFound
+from errkb.service.browse.queries import (
+    crumbs,
+    error_count,
+    error_ids,
+    flag_definitions,
+    module_tree,
+    snapshot_labels,
+)
 from errkb.service.deps import SessionDep, SettingsDep
-from errkb.service.http_cache import not_modified, not_modified_response, validators
+from errkb.service.entries.cache import EntryCache
+from errkb.service.http_cache import Fresh
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
 from errkb.service.pages.urls import ServerLinks
 from errkb.service.search.queries import SearchResults, normalize_flag, search_errors
 from errkb.service.security import add_security_headers
+from errkb.service.snapshots.queries import labels_by_id
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 20
@@ -45,44 +55,42 @@ def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -
     return HTMLResponse(body, status_code=status, headers=headers)
 
 
-def _error_page(request: Request, exc: ErrkbError) -> HTMLResponse:
-    heading = "Not found" if isinstance(exc, NotFound) else "That did not work"
-    page = PageMeta(title=heading, description=exc.message)
-    body = render(
-        "error.html", links=_links(request), page=page, heading=heading, detail=exc.message
-    )
-    return _html(body, status=exc.status_code)
-
-
 @router.get("/errors/{error_id}", response_class=HTMLResponse)
-def entry_page(
+async def entry_page(
     request: Request,
     error_id: str,
-    session: SessionDep,
     settings: SettingsDep,
+    v: Fresh,
     snapshot: str | None = None,
 ) -> Response:
     """The documentation page of one error, optionally showing `snapshot`'s occurrence first."""
+    canonical_base = _canonical(request, settings.public_url, "")
+    item = ("page", error_id, snapshot or None, request.scope.get("root_path", ""), canonical_base)
+    cache: EntryCache = request.app.state.entries
+    body = cache.get(v.version.key, item)
+    if body is None:  # built off the event loop, like the JSON entry
+        body = await run_in_threadpool(_entry_html, request, v.version.key, item)
+    return Response(body, media_type="text/html; charset=utf-8", headers=v.headers())
+
+
+def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]) -> bytes:
     from errkb.service.entries.build import build_entry
 
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
-    try:
-        entry = build_entry(session, error_id, snapshot=snapshot or None)
-    except ErrkbError as exc:
-        return _error_page(request, exc)
-    canonical = _canonical(request, settings.public_url, f"/errors/{entry.id}")
-    return _html(render_entry(entry, links=_links(request), canonical=canonical), v.headers())
+    _, error_id, snapshot, _, canonical_base = item
+    assert error_id is not None and canonical_base is not None
+
+    def build() -> bytes:
+        with request.app.state.sessions() as session:
+            entry = build_entry(session, error_id, snapshot=snapshot)
+        canonical = f"{canonical_base}/errors/{entry.id}"
+        return render_entry(entry, links=_links(request), canonical=canonical).encode()
+
+    cache: EntryCache = request.app.state.entries
+    return cache.get_or_build(version_key, item, build)
 
 
 def _stats(session: SessionDep) -> dict[str, Any]:
-    from sqlalchemy import func, select
-
-    from errkb.core.models import Error
-
-    count = session.execute(select(func.count()).select_from(Error)).scalar_one()
-    return {"errors": count, "snapshots": snapshot_labels(session)}
+    return {"errors": error_count(session), "snapshots": snapshot_labels(session)}
 
 
 def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
@@ -103,6 +111,7 @@ def index_page(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
+    v: Fresh,
     q: str = "",
     snapshot: str = "",
     path: str = "",
@@ -111,22 +120,16 @@ def index_page(
     n: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
     """The index: search with filters, counts and pagination, the paste box and browse links."""
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
     links = _links(request)
-    try:
-        results = search_errors(
-            session,
-            q=q,
-            snapshot=snapshot,
-            path=path,
-            flag=flag,
-            limit=PAGE_SIZE,
-            cursor=cursor or None,
-        )
-    except ErrkbError as exc:
-        return _error_page(request, exc)
+    results = search_errors(
+        session,
+        q=q,
+        snapshot=snapshot,
+        path=path,
+        flag=flag,
+        limit=PAGE_SIZE,
+        cursor=cursor or None,
+    )
     stats = _stats(session)
     searching = bool(q or snapshot or path or flag)
     title = f"Search: {q}" if q else "Errors of the knowledge base"
@@ -163,10 +166,7 @@ async def _form_text(request: Request, limit: int) -> str:
 async def match_page(request: Request, settings: SettingsDep) -> Response:
     """The paste box without JavaScript: run the matcher and list the ranked matches."""
     links = _links(request)
-    try:
-        text = await _form_text(request, settings.max_body_bytes)
-    except ErrkbError as exc:
-        return _error_page(request, exc)
+    text = await _form_text(request, settings.max_body_bytes)
     matches = await request.app.state.matcher.match(
         text.encode(), "text/plain", limit=10, public_url=""
     )
@@ -178,27 +178,26 @@ async def match_page(request: Request, settings: SettingsDep) -> Response:
 @router.get("/modules/", response_class=HTMLResponse)
 @router.get("/modules/{path:path}", response_class=HTMLResponse)
 def module_page(
-    request: Request, session: SessionDep, path: str = "", snapshot: str = "", cursor: str = ""
+    request: Request,
+    session: SessionDep,
+    v: Fresh,
+    path: str = "",
+    snapshot: str = "",
+    cursor: str = "",
 ) -> Response:
     """A folder (its children with error counts) or a file (the errors it raises)."""
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
     links = _links(request)
     path = path.strip("/")
     tree = module_tree(session, snapshot or None)
     is_file = path in tree.files and not tree.is_folder(path)
     if path and not (is_file or tree.is_folder(path)):
-        return _error_page(request, NotFound(f"no error is raised under {path}"))
+        raise NotFound(f"no error is raised under {path}")
     results = None
     next_url = None
     if is_file:
-        try:
-            results = search_errors(
-                session, path=path, snapshot=snapshot, limit=PAGE_SIZE, cursor=cursor or None
-            )
-        except ErrkbError as exc:
-            return _error_page(request, exc)
+        results = search_errors(
+            session, path=path, snapshot=snapshot, limit=PAGE_SIZE, cursor=cursor or None
+        )
         if results.next_cursor:
             next_url = f"{links.modules(path)}?cursor={results.next_cursor}" + (
                 f"&snapshot={snapshot}" if snapshot else ""
@@ -225,13 +224,10 @@ def module_page(
 
 
 @router.get("/flags/", response_class=HTMLResponse)
-def flags_page(request: Request, session: SessionDep, snapshot: str = "") -> Response:
+def flags_page(request: Request, session: SessionDep, v: Fresh, snapshot: str = "") -> Response:
     """Every flag that errors name or check, with counts."""
     from errkb.service.browse.queries import flag_summaries
 
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
     flags = flag_summaries(session, snapshot or None)
     page = PageMeta(
         title="Flags", description=f"{len(flags)} command-line flags involved in errors"
@@ -241,22 +237,18 @@ def flags_page(request: Request, session: SessionDep, snapshot: str = "") -> Res
 
 
 @router.get("/flags/{slug}", response_class=HTMLResponse)
-def flag_page(request: Request, session: SessionDep, slug: str, cursor: str = "") -> Response:
+def flag_page(
+    request: Request, session: SessionDep, v: Fresh, slug: str, cursor: str = ""
+) -> Response:
     """One flag: its definition and the errors that involve it."""
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
     links = _links(request)
     flag = normalize_flag(slug)
-    try:
-        results = search_errors(session, flag=flag, limit=PAGE_SIZE, cursor=cursor or None)
-    except ErrkbError as exc:
-        return _error_page(request, exc)
+    results = search_errors(session, flag=flag, limit=PAGE_SIZE, cursor=cursor or None)
     defs = flag_definitions(session, [flag]).get(flag, [])
     if not defs and not results.total:
-        return _error_page(request, NotFound(f"no flag {flag} is known"))
+        raise NotFound(f"no flag {flag} is known")
     defined_in = sorted({d.snapshot_id for d in defs})
-    labels = _labels_by_id(session)
+    labels = labels_by_id(session)
     next_url = f"{links.flag(flag)}?cursor={results.next_cursor}" if results.next_cursor else None
     page = PageMeta(
         title=flag,
@@ -275,32 +267,15 @@ def flag_page(request: Request, session: SessionDep, slug: str, cursor: str = ""
     return _html(body, v.headers())
 
 
-def _labels_by_id(session: SessionDep) -> dict[int, str]:
-    from sqlalchemy import select
-
-    from errkb.core.models import Snapshot
-
-    return {i: label for i, label in session.execute(select(Snapshot.id, Snapshot.label))}
-
-
 @router.get("/sitemap.xml")
-def sitemap(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def sitemap(request: Request, session: SessionDep, settings: SettingsDep, v: Fresh) -> Response:
     """Every error page, plus the index and browse pages, for search engines."""
-    from sqlalchemy import select
-
-    from errkb.core.models import Error
     from errkb.service.pages.export import sitemap_xml
 
     if not settings.public_url:  # a sitemap needs absolute URLs, and the Host is not trusted
-        return _error_page(
-            request,
-            NotFound("there is no sitemap: set ERRKB_PUBLIC_URL, the site's address, to have one"),
-        )
-    v = validators(session, request)
-    if not_modified(request, v):
-        return not_modified_response(v)
+        raise NotFound("there is no sitemap: set ERRKB_PUBLIC_URL, the site's address, to have one")
     paths = ["/", "/modules/", "/flags/"]
-    paths += [f"/errors/{i}" for i in session.scalars(select(Error.id).order_by(Error.id))]
+    paths += [f"/errors/{i}" for i in error_ids(session)]
     body = sitemap_xml([_canonical(request, settings.public_url, p) for p in paths])
     return Response(body, media_type="application/xml", headers=v.headers())
 

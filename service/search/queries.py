@@ -1,8 +1,9 @@
 """The one search service behind `/` (HTML), `GET /api/errors` (JSON) and the browse pages.
 
 Matching uses the database's own full-text index (FTS5 on SQLite, a GIN-indexed tsvector on
-PostgreSQL) over text pre-tokenized by `service.search_terms`. Results are ordered by a key the
-index refresh computed once (message matches first, then alphabetical), not by a backend score,
+PostgreSQL) over text pre-tokenized by `service.search_terms`. Results are ordered by relevance tier
+(the query as an exact phrase in the message, then every phrase in the message, then paths or
+flags only) and within a tier by a key the index refresh computed once, not by a backend score,
 so SQLite and PostgreSQL return the same hits in the same order and cursors mean the same thing.
 """
 
@@ -12,54 +13,25 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from pydantic import BaseModel
-from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    case,
-    column,
-    exists,
-    func,
-    literal,
-    literal_column,
-    select,
-    table,
-)
+from sqlalchemy import ColumnElement, case, exists, func, literal, select
 from sqlalchemy.orm import Session
 
 from errkb.core.errors import BadInput
 from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.search.index import search_docs
-from errkb.core.search.terms import Phrase, fts5_query, parse_query, tsquery
+from errkb.core.search.terms import Phrase, parse_query
+from errkb.service.dialect import contains, fulltext_match
+from errkb.service.search.schemas import SearchHit, SearchResults
 
 MAX_LIMIT = 100
-_fts = table("search_fts", column("rowid", Integer), column("search_fts"))
+# Relevance tiers, best first: the query's words as one phrase in the message, every phrase in
+# the message, a match in paths or flags only. Within a tier the order is the index's sort key.
+EXACT, IN_MESSAGE, ELSEWHERE = 0, 1, 2
 
 
-class SearchHit(BaseModel):
-    """One error in a result list."""
-
-    id: str
-    title: str
-    exception: str
-    message: str
-    url: str
-    in_message: bool  # the query matched the message itself, not only paths or flags
-    snapshots: list[str]  # labels where it occurs, oldest first
-    where: str | None = None  # "path:line" in the newest snapshot that has it
-
-
-class SearchResults(BaseModel):
-    """A page of hits, the total count and the cursor of the next page."""
-
-    q: str = ""
-    snapshot: str | None = None
-    path: str | None = None
-    flag: str | None = None
-    total: int
-    limit: int
-    items: list[SearchHit]
-    next_cursor: str | None = None
+def as_one_phrase(phrases: tuple[Phrase, ...]) -> Phrase:
+    """The query's words, in order, as one phrase (its exact form)."""
+    return Phrase(tuple(w for p in phrases for w in p.words), phrases[-1].prefix)
 
 
 def normalize_flag(flag: str) -> str:
@@ -86,20 +58,6 @@ def _decode_cursor(cursor: str) -> tuple[int, int]:
     return int(tier), int(key)
 
 
-def _match(
-    session: Session, phrases: tuple[Phrase, ...], *, message_only: bool
-) -> ColumnElement[bool]:
-    """The backend's full-text predicate on `search_docs` rows."""
-    d = search_docs
-    if session.get_bind().dialect.name == "postgresql":
-        query = tsquery(phrases, weight="A" if message_only else "")
-        ts = func.to_tsquery(literal_column("'simple'::regconfig"), literal(query))
-        return literal_column("search_docs.tsv").op("@@")(ts)
-    expr = fts5_query(phrases, "message_terms" if message_only else None)
-    rowids = select(_fts.c.rowid).where(_fts.c.search_fts.op("MATCH")(literal(expr)))
-    return d.c.id.in_(rowids)
-
-
 def _filters(
     session: Session, snapshot: str | None, path: str | None, flag: str | None
 ) -> list[ColumnElement[bool]]:
@@ -117,8 +75,7 @@ def _filters(
         out.append(exists(occ))
     if flag:
         needle = "|" + normalize_flag(flag) + "|"
-        pos = func.strpos if session.get_bind().dialect.name == "postgresql" else func.instr
-        out.append(pos(d.c.flag_key, needle) > 0)
+        out.append(contains(session, d.c.flag_key, needle))
     return out
 
 
@@ -140,8 +97,12 @@ def search_errors(
     where = _filters(session, snapshot or None, path or None, flag or None)
     tier: ColumnElement[Any] = literal(0)
     if phrases:
-        where.append(_match(session, phrases, message_only=False))
-        tier = case((_match(session, phrases, message_only=True), 0), else_=1)
+        where.append(fulltext_match(session, phrases, message_only=False))
+        tier = case(
+            (fulltext_match(session, (as_one_phrase(phrases),), message_only=True), EXACT),
+            (fulltext_match(session, phrases, message_only=True), IN_MESSAGE),
+            else_=ELSEWHERE,
+        )
     inner = select(d.c.error_id, d.c.sort_key, tier.label("tier")).where(*where).subquery("hits")
     total = session.execute(select(func.count()).select_from(inner)).scalar_one()
     page = select(inner.c.error_id, inner.c.tier, inner.c.sort_key)
@@ -151,7 +112,7 @@ def search_errors(
     rows = session.execute(page.order_by(inner.c.tier, inner.c.sort_key).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
-    items = hits_for(session, [(r.error_id, r.tier == 0 and bool(phrases)) for r in rows])
+    items = hits_for(session, [(r.error_id, r.tier < ELSEWHERE and bool(phrases)) for r in rows])
     return SearchResults(
         q=q,
         snapshot=snapshot or None,

@@ -13,11 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
-
 from errkb.service.match.matcher.index import MatchIndex
-from errkb.service.match.matcher.loader import current_generation, load_index
+from errkb.service.match.matcher.loader import DbEngine, generation_now, load_index
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +24,10 @@ class LiveIndex:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: DbEngine,
         *,
         refresh_seconds: float = 2.0,
-        loader: Callable[[Engine], MatchIndex] = load_index,
+        loader: Callable[[DbEngine], MatchIndex] = load_index,
     ) -> None:
         self._engine = engine
         self._loader = loader
@@ -54,8 +51,7 @@ class LiveIndex:
         return self._index
 
     def _maybe_rebuild(self) -> None:
-        with Session(self._engine) as session:
-            generation = current_generation(session)
+        generation = generation_now(self._engine)
         if generation == self._index.generation:
             return
         with self._lock:

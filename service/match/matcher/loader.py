@@ -14,11 +14,20 @@ from sqlalchemy.orm import Session
 from errkb.core.models import Error, Meta, Occurrence, Repo, Snapshot
 from errkb.service.match.matcher.index import ErrorRow, MatchIndex, OccurrenceRow, build_index
 
+# The engine type the live index holds; its module imports it from here, the matcher's queries.
+DbEngine = Engine
+
 
 def current_generation(session: Session) -> str:
     """The ingest generation (bumped by every completed snapshot); "" before any ingest."""
     value = session.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
     return value or ""
+
+
+def generation_now(engine: Engine) -> str:
+    """The ingest generation, read in its own short transaction."""
+    with Session(engine) as session:
+        return current_generation(session)
 
 
 def error_rows(session: Session) -> list[ErrorRow]:
