@@ -1,4 +1,4 @@
-"""PyPI source: real downloads through the index, wheel and sdist reading, path mapping, links and sort keys."""
+"""PyPI source: real downloads through the index, wheel and sdist reading, paths, links, sort keys."""
 
 from __future__ import annotations
 
