@@ -1,4 +1,4 @@
-"""PyPI source: real downloads through the index, wheel and sdist reading, paths, links, sort keys."""
+"""PyPI source: real downloads through the index, wheel and sdist reading, paths, links."""
 
 from __future__ import annotations
 
