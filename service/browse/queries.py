@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Flag, Occurrence, Snapshot
+from errkb.core.models import Flag, Occurrence, SiteBody, Snapshot
 from errkb.core.search.index import involved_flag_names
 
 
@@ -88,7 +88,7 @@ class FlagSummary:
 
 def flag_errors(session: Session, snapshot: str | None = None) -> dict[str, set[str]]:
     """Flag name -> ids of the errors involving it (in `snapshot`, or in any)."""
-    stmt = select(Occurrence.error_id, Occurrence.flags)
+    stmt = select(Occurrence.error_id, SiteBody.flags).join(SiteBody, SiteBody.hash == Occurrence.body_hash)
     if snapshot:
         stmt = stmt.join(Snapshot, Snapshot.id == Occurrence.snapshot_id).where(
             Snapshot.label == snapshot

@@ -22,7 +22,7 @@ from xml.etree import ElementTree as ET
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.core.models import Error, Occurrence, SiteBody, Snapshot
 from errkb.core.search.index import involved_flag_names
 from errkb.service.browse.queries import (
     ModuleTree,
@@ -217,10 +217,10 @@ def _search_index(session: Session) -> dict[str, Any]:
         Occurrence.error_id,
         Occurrence.path,
         Occurrence.line,
-        Occurrence.flags,
+        SiteBody.flags,
         Snapshot.label,
         Snapshot.sort_key,
-    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id).join(SiteBody, SiteBody.hash == Occurrence.body_hash)
     for error_id, path, line, involvements, label, sort_key in session.execute(stmt):
         paths[error_id].add(path)
         flags[error_id].update(involved_flag_names(involvements))
