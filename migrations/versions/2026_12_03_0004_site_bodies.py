@@ -84,7 +84,9 @@ def upgrade() -> None:
     last = 0
     while True:
         rows = conn.execute(
-            sa.select(occurrences).where(occurrences.c.id > last).order_by(occurrences.c.id)
+            sa.select(occurrences)
+            .where(occurrences.c.id > last)
+            .order_by(occurrences.c.id)
             .limit(BATCH)
         ).all()
         if not rows:
@@ -105,7 +107,9 @@ def upgrade() -> None:
     with op.batch_alter_table("occurrences") as batch_op:
         batch_op.alter_column("body_hash", existing_type=sa.String(length=32), nullable=False)
         batch_op.create_foreign_key(
-            batch_op.f("fk_occurrences_body_hash_site_bodies"), "site_bodies", ["body_hash"],
+            batch_op.f("fk_occurrences_body_hash_site_bodies"),
+            "site_bodies",
+            ["body_hash"],
             ["hash"],
         )
         batch_op.drop_column("conditions")

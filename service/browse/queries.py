@@ -88,7 +88,9 @@ class FlagSummary:
 
 def flag_errors(session: Session, snapshot: str | None = None) -> dict[str, set[str]]:
     """Flag name -> ids of the errors involving it (in `snapshot`, or in any)."""
-    stmt = select(Occurrence.error_id, SiteBody.flags).join(SiteBody, SiteBody.hash == Occurrence.body_hash)
+    stmt = select(Occurrence.error_id, SiteBody.flags).join(
+        SiteBody, SiteBody.hash == Occurrence.body_hash
+    )
     if snapshot:
         stmt = stmt.join(Snapshot, Snapshot.id == Occurrence.snapshot_id).where(
             Snapshot.label == snapshot

@@ -213,14 +213,18 @@ def _search_index(session: Session) -> dict[str, Any]:
     paths: dict[str, set[str]] = defaultdict(set)
     flags: dict[str, set[str]] = defaultdict(set)
     snaps: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
-    stmt = select(
-        Occurrence.error_id,
-        Occurrence.path,
-        Occurrence.line,
-        SiteBody.flags,
-        Snapshot.label,
-        Snapshot.sort_key,
-    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id).join(SiteBody, SiteBody.hash == Occurrence.body_hash)
+    stmt = (
+        select(
+            Occurrence.error_id,
+            Occurrence.path,
+            Occurrence.line,
+            SiteBody.flags,
+            Snapshot.label,
+            Snapshot.sort_key,
+        )
+        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+        .join(SiteBody, SiteBody.hash == Occurrence.body_hash)
+    )
     for error_id, path, line, involvements, label, sort_key in session.execute(stmt):
         paths[error_id].add(path)
         flags[error_id].update(involved_flag_names(involvements))

@@ -136,7 +136,9 @@ def _all_places(conn: Connection, error_ids: Sequence[str]) -> dict[str, Places]
         row
         for ids in _batches(error_ids)
         for row in conn.execute(
-            select(*columns).join(SiteBody, SiteBody.hash == Occurrence.body_hash).where(Occurrence.error_id.in_(ids))
+            select(*columns)
+            .join(SiteBody, SiteBody.hash == Occurrence.body_hash)
+            .where(Occurrence.error_id.in_(ids))
         )
     )
     return dict(places_of(rows))
