@@ -11,7 +11,7 @@ Prints, on the knowledge base of every sglang release in the cache (`bench/all_r
   snapshot per site (the schema before site bodies), both vacuumed; goal: now <= 1/3 of before;
 - the reference error's timeline: introduced, removed, and its line moves.
 
-Usage: .venv/bin/python bench/entry_size.py [--sample N] [--all] [--no-downgrade]
+Usage: .venv/bin/python bench/entry_size.py [--sample N] [--all] [--no-downgrade] [--db FILE]
 """
 
 from __future__ import annotations
@@ -109,9 +109,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=300, help="random errors for the median")
     parser.add_argument("--all", action="store_true", help="measure every error")
     parser.add_argument("--no-downgrade", action="store_true", help="skip the old-schema size")
+    parser.add_argument("--db", type=Path, help="another SQLite knowledge base to measure")
     args = parser.parse_args()
 
-    kb = all_release_kb()
+    kb = args.db or all_release_kb()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "kb.sqlite3"
         shutil.copyfile(kb, db)

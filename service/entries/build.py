@@ -12,6 +12,7 @@ the per-snapshot list is paginated (`occurrence_page`).
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -71,9 +72,15 @@ def _flag_out(inv: Involvement, link_base: str | None) -> FlagOut:
     )
 
 
-VERSIONS_SHOWN = 3  # code versions per site shown in full; the rest through the occurrences
-CHANGES_SHOWN = 40  # timeline changes listed; a long history lists its moves, not line shifts
-POINT_SITES = 300  # timeline points list their sites only while that many site strings or fewer
+# Bounds that keep the largest entry of a whole history under 100 KB of JSON; everything left
+# out is counted in the entry and listed in full by `occurrence_page`.
+SITES_LISTED = 40  # site histories listed (newest sites first)
+SITES_IN_FULL = 5  # site histories with their line runs and code versions (newest sites first)
+VERSIONS_SHOWN = 2  # code versions per such site
+LINE_RUNS_SHOWN = 10  # line runs per such site (newest); other sites give their latest run
+OCCURRENCES_SHOWN = 5  # the shown snapshot's occurrences in full
+CHANGES_SHOWN = 12  # timeline changes listed; a long history lists moves, not line shifts
+POINT_SITES = 60  # timeline points list their sites only while that many site strings or fewer
 
 
 def build_entry(
@@ -167,8 +174,20 @@ def build_entry(
         snapshot=shown.label,
         explanation=ex,
         flags=[_flag_out(inv, shown.link_base) for inv in involvements(links)],
-        sites=[history_out(h, snapshots, bodies, VERSIONS_SHOWN) for h in histories],
-        occurrences=[occurrence_out(error, o, shown, catalog) for o in shown_occs],
+        sites=[
+            history_out(
+                h,
+                snapshots,
+                bodies,
+                versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
+                line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
+            )
+            for i, h in enumerate(histories[:SITES_LISTED])
+        ],
+        sites_total=len(histories),
+        occurrences=[
+            occurrence_out(error, o, shown, catalog) for o in shown_occs[:OCCURRENCES_SHOWN]
+        ],
         occurrences_total=len(slim),
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
@@ -185,7 +204,7 @@ def build_entry(
                 date=s.date,
                 url=s.link_base,
             )
-            for s in present
+            for s in dict.fromkeys((shown, present[0], present[-1]))
         ],
         ai=cached_explanation(session, error, settings),
         json_url=f"{base}/api/errors/{error.id}",
@@ -224,7 +243,11 @@ def _bodies(session: Session, hashes: set[str]) -> dict[str, SiteBody]:
 
 def _timeline_out(tl: TimelineFacts) -> Timeline:
     """The timeline as served: points list their sites and every change while that stays short."""
-    cheap = sum(len(p.sites) for p in tl.points) <= POINT_SITES
+    # The points around the error's life: from the snapshot before it first appears to the one
+    # after it last does (the summary names the gaps); the rest only say "not raised".
+    present = [i for i, p in enumerate(tl.points) if p.present]
+    points = tl.points[max(0, present[0] - 1) : present[-1] + 2]
+    cheap = sum(len(p.sites) for p in points) <= POINT_SITES
     changes = list(tl.changes)
     if len(changes) > CHANGES_SHOWN:  # the line shifts are in the site histories already
         changes = [c for c in changes if c.kind != "line_changed"][:CHANGES_SHOWN]
@@ -237,7 +260,7 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
                 site_count=len(p.sites),
                 sites=list(p.sites) if cheap else [],
             )
-            for p in tl.points
+            for p in points
         ],
         present_in=list(tl.present_in),
         first_seen=tl.first_seen,

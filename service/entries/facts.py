@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict
+from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import select

@@ -70,10 +70,15 @@ def _version_out(
 
 
 def history_out(
-    h: SiteHistory, snapshots: Sequence[Snapshot], bodies: dict[str, SiteBody], shown: int
+    h: SiteHistory,
+    snapshots: Sequence[Snapshot],
+    bodies: dict[str, SiteBody],
+    *,
+    versions: int,
+    line_runs: int,
 ) -> SiteHistoryOut:
-    """One site history; its `shown` newest code versions in full."""
-    versions = sorted(h.bodies, key=lambda b: (-b.last, -b.first))
+    """One site history with its newest `versions` code versions and `line_runs` line runs."""
+    newest = sorted(h.bodies, key=lambda b: (-b.last, -b.first))
     last_line = h.lines[-1]
     return SiteHistoryOut(
         path=h.path,
@@ -96,14 +101,15 @@ def history_out(
                 from_snapshot=snapshots[r.first].label,
                 to_snapshot=snapshots[r.last].label,
             )
-            for r in h.lines
+            for r in h.lines[-line_runs:]
         ],
+        lines_total=len(h.lines),
         versions=[
             _version_out(
                 bodies[v.body], snapshots[v.first], snapshots[v.last], v.count, h.path, v.last_line
             )
-            for v in versions[:shown]
+            for v in newest[:versions]
         ],
-        versions_total=len(versions),
+        versions_total=len(newest),
         url=pinned_url(snapshots[h.snapshots[-1]], h.path, last_line.line, last_line.end_line),
     )

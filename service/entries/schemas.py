@@ -175,9 +175,10 @@ class SiteHistoryOut(BaseModel):
     last_snapshot: str
     snapshots: int  # how many ingested snapshots have it
     spans: list[SpanOut]  # runs of consecutive snapshots (a gap: absent in between)
-    lines: list[LineOut]  # the line in each run where it stayed put, oldest first
-    versions: list[SiteVersionOut]  # newest first
-    versions_total: int  # distinct versions; older ones beyond `versions` are in the occurrences
+    lines: list[LineOut]  # the line in each run where it stayed put, oldest first (the newest)
+    lines_total: int  # line runs in all; the older ones are in the occurrences
+    versions: list[SiteVersionOut]  # newest first (for the newest few sites of a long list)
+    versions_total: int  # distinct versions; the others are in the occurrences
     url: str | None = None  # pinned to last_snapshot
 
 
@@ -213,7 +214,7 @@ class TimelineChange(BaseModel):
 class Timeline(BaseModel):
     """Where the error exists across the ingested snapshots (ordered oldest first)."""
 
-    snapshots: list[TimelinePoint]
+    snapshots: list[TimelinePoint]  # from the one before first_seen to the one after last_seen
     present_in: list[str]
     first_seen: str
     last_seen: str
@@ -280,13 +281,14 @@ class Entry(BaseModel):
     snapshot: str  # the snapshot whose occurrence is shown first
     explanation: Explanation
     flags: list[FlagOut]  # involvements in the shown snapshot (union over its occurrences)
-    sites: list[SiteHistoryOut]  # every raise site across the history, newest first
-    occurrences: list[OccurrenceOut]  # the shown snapshot's; every snapshot's: occurrences_url
+    sites: list[SiteHistoryOut]  # the raise sites across the history, newest first (capped)
+    sites_total: int  # every site; those not listed are in the occurrences
+    occurrences: list[OccurrenceOut]  # the shown snapshot's (the first few); all: occurrences_url
     occurrences_total: int  # occurrences in every snapshot (one per snapshot per site)
     occurrences_url: str  # all of them, paginated: GET ...?cursor=
     timeline: Timeline
     related: list[RelatedOut] = Field(max_length=8)
-    provenance: list[SnapshotProvenance]
+    provenance: list[SnapshotProvenance]  # the shown snapshot, and the first and last raising it
     ai: AiExplanationOut | None = None
     json_url: str
     page_url: str

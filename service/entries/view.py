@@ -69,8 +69,8 @@ class HistoryView:
     site: SiteHistoryOut
     anchor: str
     spans: str  # "0.4.0 to 0.5.23 (60 snapshots)", runs joined
-    moves: list[LineOut]  # the first line runs, at most LINE_RUNS_SHOWN
-    more_moves: int
+    moves: list[LineOut]  # the newest line runs, at most LINE_RUNS_SHOWN
+    earlier_moves: int  # line runs before those
     versions: list[SiteVersionOut]
     code: Markup | None  # the newest version's snippet, for the first few histories only
 
@@ -146,8 +146,8 @@ def history_views(entry: Entry) -> list[HistoryView]:
                 site=site,
                 anchor=f"site-{i}",
                 spans=_span_text(site),
-                moves=site.lines[:LINE_RUNS_SHOWN],
-                more_moves=max(0, len(site.lines) - LINE_RUNS_SHOWN),
+                moves=site.lines[-LINE_RUNS_SHOWN:],
+                earlier_moves=site.lines_total - len(site.lines[-LINE_RUNS_SHOWN:]),
                 versions=site.versions,
                 code=code,
             )
