@@ -112,6 +112,7 @@ def _occurrences(kb: Engine, label: str, path: str = PATH) -> list[SimpleNamespa
         ).all()
         return [
             SimpleNamespace(
+                error_id=o.error_id,
                 path=o.path,
                 line=o.line,
                 end_line=o.end_line,
