@@ -57,7 +57,7 @@ def test_filtered_linking_equals_exhaustive_linking_on_every_site(
     involved = sum(1 for links in expected if links)
     print(f"\n{len(sites)} sites, {involved} involve flags; sides {dict(sides)}")
     assert len(sites) == 9196 and involved > 900  # the comparison covers real links
-    assert sides["message"] > 100 and sides.condition > 800
+    assert sides["message"] > 100 and sides["condition"] > 800
 
 
 def test_read_filter_keeps_every_text_that_reads_a_flag(
