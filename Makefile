@@ -50,3 +50,4 @@ wheel-smoke:
 bench: install
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/match.py
+	$(BIN)/python bench/entry_size.py

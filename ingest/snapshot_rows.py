@@ -3,10 +3,16 @@ them).
 
 Occurrences and flags come by the thousand, so they are built as plain tuples in column order
 with their JSON columns already serialized, for the store to hand straight to the driver.
+
+A site's bulky parts (conditions, snippet, flag links, message source) become a `site_bodies`
+row keyed by a hash of its content, with line numbers relative to the raise line: across a
+history most sites keep their code while the lines above them move, so most snapshots add no
+body at all and the per-snapshot row stays a few numbers and names.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import fields
@@ -22,11 +28,9 @@ OCCURRENCE_COLUMNS = (
     "line",
     "end_line",
     "qualname",
-    "conditions",
-    "snippet",
-    "flags",
-    "raise_source",
+    "body_hash",
 )
+BODY_COLUMNS = ("hash", "end_offset", "conditions", "snippet", "flags", "raise_source")
 FLAG_COLUMNS = (
     "snapshot_id",
     "name",
@@ -104,17 +108,36 @@ def error_row(error: str, repo_id: int, site: Site) -> dict[str, Any]:
     }
 
 
-Prepared = tuple[str, str, str]  # a site's error id, conditions JSON and snippet JSON
+Prepared = tuple[str, str, str, bytes]  # error id, conditions JSON, snippet JSON, body digest
+
+
+def relative_conditions(site: Site) -> list[dict[str, Any]]:
+    """The site's conditions as stored: each line relative to the raise line."""
+    return [shallow(c) | {"line": c.line - site.line} for c in site.conditions]
+
+
+def relative_snippet(site: Site) -> dict[str, Any]:
+    """The site's snippet as stored: its line numbers relative to the raise line."""
+    s = site.snippet
+    return {
+        "start": s.start - site.line,
+        "lines": s.lines,
+        "raise_start": s.raise_start - site.line,
+        "raise_end": s.raise_end - site.line,
+    }
 
 
 def prepare_site(repo: str, site: Site) -> Prepared:
-    """What a site's occurrences row needs that depends on neither the snapshot, the site's path
-    nor its flags: worked out as soon as its file's result is in (`SitePreparer`)."""
-    return (
-        error_id(repo, site.exception, site.template),
-        json_text(site.conditions),
-        json_text(site.snippet),
-    )
+    """What a site's rows need that depends on neither the snapshot, the site's path nor its
+    flags: worked out as soon as its file's result is in (`SitePreparer`)."""
+    conditions = json_text(relative_conditions(site))
+    snippet = json_text(relative_snippet(site))
+    digest = hashlib.sha256(
+        "\x1f".join(
+            (str(site.end_line - site.line), conditions, snippet, site.raise_source)
+        ).encode()
+    ).digest()
+    return (error_id(repo, site.exception, site.template), conditions, snippet, digest)
 
 
 class SitePreparer:
@@ -140,22 +163,21 @@ class SitePreparer:
         return self._done.get(key, [])
 
 
-def occurrence_row(
+def body_hash(prepared: Prepared, flags_json: str) -> str:
+    """The content hash of a site body: its prepared parts and its flag links."""
+    return hashlib.sha256(prepared[3] + flags_json.encode()).hexdigest()[:32]
+
+
+def site_rows(
     snapshot_id: int, site: Site, prepared: Prepared, involved: list[FlagLink]
-) -> tuple[Any, ...]:
-    """An occurrences row in `OCCURRENCE_COLUMNS` order."""
-    error, conditions, snippet = prepared
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The occurrences row (`OCCURRENCE_COLUMNS` order) and the body row (`BODY_COLUMNS`)."""
+    error, conditions, snippet, _ = prepared
+    flags = json_text([link.to_json() for link in involved])
+    body = body_hash(prepared, flags)
     return (
-        error,
-        snapshot_id,
-        site.path,
-        site.line,
-        site.end_line,
-        site.qualname,
-        conditions,
-        snippet,
-        json_text([link.to_json() for link in involved]),
-        site.raise_source,
+        (error, snapshot_id, site.path, site.line, site.end_line, site.qualname, body),
+        (body, site.end_line - site.line, conditions, snippet, flags, site.raise_source),
     )
 
 

@@ -15,19 +15,30 @@ from typing import Any, TypeVar
 from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from errkb.core.models import Error, ErrorFlag, FileCache, Flag, Meta, Occurrence, Repo, Snapshot
+from errkb.core.models import (
+    Error,
+    ErrorFlag,
+    FileCache,
+    Flag,
+    Meta,
+    Occurrence,
+    Repo,
+    SiteBody,
+    Snapshot,
+)
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
 from errkb.ingest.flag_links.linker import error_flag_rows
 from errkb.ingest.snapshot_rows import (
+    BODY_COLUMNS,
     ERROR_FLAG_COLUMNS,
     FLAG_COLUMNS,
     OCCURRENCE_COLUMNS,
     Prepared,
     error_row,
     flag_row,
-    occurrence_row,
     prepare_site,
+    site_rows,
 )
 from errkb.ingest.sources.base import SnapshotInfo
 
@@ -163,6 +174,23 @@ def _insert_plain(
         conn.exec_driver_sql(sql, list(chunk))
 
 
+def _insert_bodies(conn: Connection, bodies: dict[str, tuple[Any, ...]]) -> None:
+    """Add the site bodies not stored yet: most of a snapshot's are known from earlier ones, so
+    their hashes are looked up first rather than their JSON sent again to be ignored."""
+    table = SiteBody.__table__
+    wanted = sorted(bodies)
+    known: set[str] = set()
+    for chunk in batches(wanted):
+        known.update(conn.execute(select(table.c.hash).where(table.c.hash.in_(chunk))).scalars())
+    _insert_plain(
+        conn,
+        table,  # type: ignore[arg-type]
+        BODY_COLUMNS,
+        [bodies[h] for h in wanted if h not in known],
+        keep=("hash",),  # a concurrent ingest may have added it meanwhile
+    )
+
+
 def write_snapshot(
     engine: Engine,
     *,
@@ -212,14 +240,16 @@ def write_snapshot(
         ).scalar_one()
         rows = [error_row(e, repo_id, first[e]) for e in new_errors]
         _insert_ignore(conn, Error.__table__, rows)  # type: ignore[arg-type]
+        pairs = [
+            site_rows(snapshot_id, site, prep, involved)
+            for prep, (site, involved) in zip(prepared, occurrences, strict=True)
+        ]
+        _insert_bodies(conn, {body[0]: body for _, body in pairs})
         _insert_plain(
             conn,
             Occurrence.__table__,  # type: ignore[arg-type]
             OCCURRENCE_COLUMNS,
-            [
-                occurrence_row(snapshot_id, site, prep, involved)
-                for prep, (site, involved) in zip(prepared, occurrences, strict=True)
-            ],
+            [occ for occ, _ in pairs],
         )
         links = {
             (error, link["dest"]): link["flag"]

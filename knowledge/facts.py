@@ -66,6 +66,8 @@ class Placement:
     path: str
     line: int
     qualname: str = ""
+    guard: str = ""  # the guard conditions as a comparable text (lines left out)
+    message: str = ""  # the source of the message argument
 
     @property
     def site(self) -> str:
@@ -133,6 +135,15 @@ class Change:
 
 
 @dataclass(frozen=True)
+class ChangeEvent:
+    """A snapshot where the error's code changed from the previous snapshot that raises it."""
+
+    snapshot: str
+    kinds: tuple[str, ...]  # "message", "guard", "site added", "site removed"
+    text: str
+
+
+@dataclass(frozen=True)
 class TimelinePoint:
     """One snapshot and whether it raises the error."""
 
@@ -154,6 +165,7 @@ class TimelineFacts:
     absent_before: str | None
     changes: tuple[Change, ...]
     summary: str
+    changed_in: tuple[ChangeEvent, ...] = ()  # message or guard changes, sites added or removed
 
 
 @dataclass(frozen=True)

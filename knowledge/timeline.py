@@ -1,14 +1,23 @@
 """The error's history: which ingested snapshots raise it, when it appeared and disappeared.
 
 Turns "wait for a release that implements it" into a fact ("not raised since 0.5.20"), and shows
-occurrences that moved file or line between consecutive snapshots that raise the error.
+occurrences that moved file or line between consecutive snapshots that raise the error. Over a
+whole ingested history it is exact: introduced in the first snapshot that raises it, removed in
+the first one after the last that does, and changed (message or guard) where a site's code did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from errkb.knowledge.facts import Change, Placement, SnapshotSites, TimelineFacts, TimelinePoint
+from errkb.knowledge.facts import (
+    Change,
+    ChangeEvent,
+    Placement,
+    SnapshotSites,
+    TimelineFacts,
+    TimelinePoint,
+)
 
 
 def _pairs(
@@ -81,6 +90,27 @@ def changes_between(before: SnapshotSites, after: SnapshotSites) -> list[Change]
     return out
 
 
+def change_event(before: SnapshotSites, after: SnapshotSites) -> ChangeEvent | None:
+    """What changed in the error's code from one snapshot that raises it to the next, if any."""
+    kinds: dict[str, list[str]] = {}
+    for a, b in _pairs(before.sites, after.sites):
+        if a is not None and b is not None:
+            if a.message != b.message:
+                kinds.setdefault("message", []).append(
+                    f"the message at {b.site} now reads `{' '.join(b.message.split())[:160]}`"
+                )
+            if a.guard != b.guard:
+                kinds.setdefault("guard", []).append(f"the guard at {b.site} changed")
+        elif b is not None:
+            kinds.setdefault("site added", []).append(f"also raised at {b.site}")
+        elif a is not None:
+            kinds.setdefault("site removed", []).append(f"no longer raised at {a.site}")
+    if not kinds:
+        return None
+    text = "; ".join(x for notes in kinds.values() for x in notes[:3])
+    return ChangeEvent(after.label, tuple(kinds), f"In {after.label}: {text}.")
+
+
 def _span(labels: Sequence[str]) -> str:
     if len(labels) == 1:
         return labels[0]
@@ -100,8 +130,11 @@ def timeline(history: Sequence[SnapshotSites]) -> TimelineFacts:
     absent_before = labels[first - 1] if first > 0 else None
     gaps = [h.label for h in history[first : last + 1] if not h.sites]
     changes: list[Change] = []
+    events: list[ChangeEvent] = []
     for before, after in zip(present, present[1:], strict=False):
         changes += changes_between(before, after)
+        if (event := change_event(before, after)) is not None:
+            events.append(event)
 
     names = [h.label for h in present]
     parts = [f"Raised in {_span(names) if not gaps else ', '.join(names)}"]
@@ -117,6 +150,9 @@ def timeline(history: Sequence[SnapshotSites]) -> TimelineFacts:
     moved = sum(c.kind == "moved" for c in changes)
     if moved:
         parts.append(f"moved file {moved} time{'s' if moved > 1 else ''}")
+    edited = [e.snapshot for e in events if {"message", "guard"} & set(e.kinds)]
+    if edited:
+        parts.append(f"message or guard changed in {_list(edited)}")
     return TimelineFacts(
         points=tuple(
             TimelinePoint(h.label, h.date, bool(h.sites), tuple(p.site for p in h.sites))
@@ -129,4 +165,10 @@ def timeline(history: Sequence[SnapshotSites]) -> TimelineFacts:
         absent_before=absent_before,
         changes=tuple(changes),
         summary="; ".join(parts) + ".",
+        changed_in=tuple(events),
     )
+
+
+def _list(labels: Sequence[str], most: int = 6) -> str:
+    shown = ", ".join(labels[:most])
+    return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")

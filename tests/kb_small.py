@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Error, Occurrence, Repo, Snapshot
+from errkb.core.models import Error, Occurrence, Repo, SiteBody, Snapshot
 from errkb.core.search.index import refresh_search_index
 
 MESSAGES = [
@@ -126,6 +126,20 @@ def populate(session: Session) -> dict[str, str]:
         session.flush()
         for k, label in enumerate(labels):
             line = 10 + n * 20 + k * 7
+            body = SiteBody(
+                hash=f"{eid}-{k}",
+                end_offset=1,
+                conditions=[],
+                snippet={
+                    "start": -2,
+                    "lines": ["if bad:", f"    raise {exc}(", f"        {message!r})"],
+                    "raise_start": 0,
+                    "raise_end": 1,
+                },
+                flags=[{"flag": f, "dest": f[2:].replace("-", "_")} for f in flags],
+                raise_source=repr(message),
+            )
+            session.add(body)
             session.add(
                 Occurrence(
                     error_id=eid,
@@ -134,15 +148,7 @@ def populate(session: Session) -> dict[str, str]:
                     line=line,
                     end_line=line + 1,
                     qualname=qualname,
-                    conditions=[],
-                    snippet={
-                        "start": line - 2,
-                        "lines": ["if bad:", f"    raise {exc}(", f"        {message!r})"],
-                        "raise_start": line,
-                        "raise_end": line + 1,
-                    },
-                    flags=[{"flag": f, "dest": f[2:].replace("-", "_")} for f in flags],
-                    raise_source=repr(message),
+                    body=body,
                 )
             )
     session.flush()

@@ -48,15 +48,18 @@ def extraction_digest() -> str:
     return _digest(files)
 
 
-def ingest_pinned_releases(url: str, cache_dir: Path = CACHE) -> None:
-    """Ingest every pinned release in pins.toml (never git: tests must not need the network)."""
+def ingest_pinned_releases(
+    url: str, cache_dir: Path = CACHE, versions: tuple[str, ...] | None = None
+) -> None:
+    """Ingest every pinned release in pins.toml, or the given versions of each pinned PyPI
+    project (never git: tests must not need the network)."""
     engine = make_engine(url)
     try:
         upgrade(engine)
         pins = load_pins(ROOT / "pins.toml")
         job = Job(engine=engine)
         for repo in pins.repos:
-            for version in repo.releases if repo.pypi_name else ():
+            for version in (versions or repo.releases) if repo.pypi_name else ():
                 spec = f"{repo.pypi_name}=={version}"
                 repo_pin, make = plan.pypi_planned(spec, pins, repo.name, cache_dir, MAX_BYTES)
                 source = make()
@@ -95,6 +98,24 @@ def sglang_kb_file() -> Path:
             builds = sorted(CACHE.glob("kb-*-x*.sqlite3"), key=os.path.getmtime)
             for old in builds[:-KEEP]:
                 old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
+    return target
+
+
+def releases_kb_file(versions: tuple[str, ...]) -> Path:
+    """A cached SQLite knowledge base of exactly these releases, built if missing."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    target = CACHE / f"releases-{'_'.join(versions)}-{code_digest()}.sqlite3"
+    with open(CACHE / "kb.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            partial = target.with_suffix(f".building-{os.getpid()}")
+            for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+                stale.unlink(missing_ok=True)
+            ingest_pinned_releases(f"sqlite:///{partial}", versions=versions)
+            os.replace(partial, target)
+            for old in CACHE.glob(f"releases-{'_'.join(versions)}-*.sqlite3"):
+                if old != target:
+                    old.unlink(missing_ok=True)
     return target
 
 

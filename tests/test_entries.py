@@ -86,9 +86,14 @@ def test_moved_error_and_snapshot_choice(session: Session) -> None:
     assert entry.snapshot == "v2" and entry.occurrences[0].path == "srv/checks.py"
     assert [c.kind for c in entry.timeline.changes] == ["moved"]
     assert entry.timeline.gone_in is None
-    assert [o.snapshot for o in entry.occurrences] == ["v2", "v1"]
+    # The moved error is two site histories: the new file's first, each with its one snapshot.
+    assert [(s.path, s.first_snapshot, s.last_snapshot) for s in entry.sites] == [
+        ("srv/checks.py", "v2", "v2"),
+        ("srv/pools.py", "v1", "v1"),
+    ]
+    assert [o.snapshot for o in entry.occurrences] == ["v2"] and entry.occurrences_total == 2
     old = build_entry(session, tp, snapshot="v1")
-    assert old.snapshot == "v1" and [o.snapshot for o in old.occurrences] == ["v1", "v2"]
+    assert old.snapshot == "v1" and [o.snapshot for o in old.occurrences] == ["v1"]
     assert old.occurrences[0].path == "srv/pools.py"
     assert any(s.command == "--tp-size 1" for s in entry.explanation.solutions)
 

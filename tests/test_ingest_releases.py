@@ -11,6 +11,7 @@ from local_index import LocalIndex, probe_sdist, serving, wheel_bytes
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from errkb.cli import failures
 from errkb.cli.main import app
 from errkb.core.db import make_engine
 from errkb.core.models import Error, Snapshot
@@ -113,7 +114,8 @@ def test_a_bound_on_the_command_line(index: LocalIndex, db_url: str, tmp_path: P
     assert pre.exit_code == 0, pre.output
     assert _stored(db_url)[0] == ["1.1", "1.2", "2.0rc1"]  # named, a pre-release counts
     none = _run("ingest", "--pins", pins, "--pypi", "demo>=9")
-    assert none.exit_code == 2 and "no release on the package index matches" in none.output
+    assert none.exit_code == failures.BAD_INPUT
+    assert "no release on the package index matches" in none.output
 
 
 def test_a_failed_download_is_one_line_and_costs_no_other_release(

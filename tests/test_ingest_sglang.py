@@ -13,12 +13,14 @@ import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 from dbdump import dump
 from kbcache import CACHE, copy_file_cache
 from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from errkb.cli.main import app
@@ -98,15 +100,32 @@ def _opaque(segments: list[dict]) -> bool:
     return not literal.strip() and any(s["kind"] == "placeholder" for s in segments)
 
 
-def _occurrences(kb: Engine, label: str, path: str = PATH) -> list[tuple]:
-    with kb.connect() as conn:
-        return conn.execute(
+def _occurrences(kb: Engine, label: str, path: str = PATH) -> list[SimpleNamespace]:
+    """The snapshot's occurrences in `path`, bodies read back at their lines (ORM properties)."""
+    with Session(kb) as session:
+        rows = session.execute(
             select(Occurrence, Error.message, Snapshot.link_base)
             .join(Error, Error.id == Occurrence.error_id)
             .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
             .where(Snapshot.label == label, Occurrence.path == path)
             .order_by(Occurrence.line)
         ).all()
+        return [
+            SimpleNamespace(
+                error_id=o.error_id,
+                path=o.path,
+                line=o.line,
+                end_line=o.end_line,
+                qualname=o.qualname,
+                conditions=o.conditions,
+                snippet=o.snippet,
+                flags=o.flags,
+                raise_source=o.raise_source,
+                message=message,
+                link_base=link_base,
+            )
+            for o, message, link_base in rows
+        ]
 
 
 def test_reference_error_in_0_5_18(kb: Engine) -> None:

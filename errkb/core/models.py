@@ -87,24 +87,75 @@ class Error(Base):
     repo: Mapped[Repo] = relationship()
 
 
+class SiteBody(Base):
+    """The bulky, rarely changing part of a raise site, stored once per distinct content.
+
+    Keyed by a hash of its content, with every line number relative to the raise line, so a site
+    whose code is unchanged across a hundred releases (even as the lines above it move) has one
+    row here, however many occurrences point to it.
+    """
+
+    __tablename__ = "site_bodies"
+    hash: Mapped[str] = mapped_column(String(32), primary_key=True)
+    end_offset: Mapped[int] = mapped_column(Integer)  # end_line - line
+    conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # lines relative to the raise
+    snippet: Mapped[dict[str, Any]] = mapped_column(JSON)  # lines relative to the raise
+    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # flag involvements
+    raise_source: Mapped[str] = mapped_column(Text)
+
+
 class Occurrence(Base):
-    """One raise site of an error in one snapshot."""
+    """One raise site of an error in one snapshot: where it is, and which body it has.
+
+    Slim on purpose (one row per snapshot per site, over a hundred thousand for a whole
+    history): the matcher, filters and histories read these columns; the conditions, snippet
+    and flag links live once per distinct version in `site_bodies`, and the properties below
+    give them back with absolute line numbers.
+    """
 
     __tablename__ = "occurrences"
+    # Indexed by (error, snapshot) and (snapshot, path, function) only (below): their leading
+    # columns serve the lookups and cascades by error or by snapshot, and no query looks
+    # occurrences up by path alone; single-column copies cost 12 MB on a whole history.
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    error_id: Mapped[str] = mapped_column(ForeignKey("errors.id", ondelete="CASCADE"), index=True)
-    snapshot_id: Mapped[int] = mapped_column(
-        ForeignKey("snapshots.id", ondelete="CASCADE"), index=True
-    )
-    path: Mapped[str] = mapped_column(String(500), index=True)
+    error_id: Mapped[str] = mapped_column(ForeignKey("errors.id", ondelete="CASCADE"))
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    path: Mapped[str] = mapped_column(String(500))
     line: Mapped[int] = mapped_column(Integer)
     end_line: Mapped[int] = mapped_column(Integer)
     qualname: Mapped[str] = mapped_column(String(300))
-    conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
-    snippet: Mapped[dict[str, Any]] = mapped_column(JSON)
-    flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # flag involvements
-    raise_source: Mapped[str] = mapped_column(Text)
+    body_hash: Mapped[str] = mapped_column(ForeignKey("site_bodies.hash"))
     snapshot: Mapped[Snapshot] = relationship()
+    body: Mapped[SiteBody] = relationship(lazy="joined", innerjoin=True)
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        """The guard conditions, at their lines in this snapshot."""
+        return [c | {"line": c["line"] + self.line} for c in self.body.conditions or []]
+
+    @property
+    def snippet(self) -> dict[str, Any]:
+        """The source lines around the raise, numbered as in this snapshot."""
+        return shifted_snippet(self.body.snippet or {}, self.line)
+
+    @property
+    def flags(self) -> list[dict[str, Any]]:
+        """The flag involvements of the site."""
+        return self.body.flags or []
+
+    @property
+    def raise_source(self) -> str:
+        """The source of the message argument."""
+        return self.body.raise_source
+
+
+def shifted_snippet(snippet: dict[str, Any], by: int) -> dict[str, Any]:
+    """A stored snippet with its line numbers moved by `by` (relative <-> absolute)."""
+    out = dict(snippet)
+    for key in ("start", "raise_start", "raise_end"):
+        if key in out:
+            out[key] = out[key] + by
+    return out
 
 
 class ErrorFlag(Base):

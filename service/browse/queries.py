@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Error, Flag, Occurrence, Snapshot
+from errkb.core.models import Error, Flag, Occurrence, SiteBody, Snapshot
 from errkb.core.search.index import involved_flag_names
 
 
@@ -89,7 +89,9 @@ class FlagSummary:
 
 def flag_errors(session: Session, snapshot: str | None = None) -> dict[str, set[str]]:
     """Flag name -> ids of the errors involving it (in `snapshot`, or in any)."""
-    stmt = select(Occurrence.error_id, Occurrence.flags)
+    stmt = select(Occurrence.error_id, SiteBody.flags).join(
+        SiteBody, SiteBody.hash == Occurrence.body_hash
+    )
     if snapshot:
         stmt = stmt.join(Snapshot, Snapshot.id == Occurrence.snapshot_id).where(
             Snapshot.label == snapshot
@@ -156,10 +158,12 @@ def occurrence_rows(session: Session) -> list[tuple[str, str, int, Any, str, str
         Occurrence.error_id,
         Occurrence.path,
         Occurrence.line,
-        Occurrence.flags,
+        SiteBody.flags,
         Snapshot.label,
         Snapshot.sort_key,
-    ).join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+    )
+    stmt = stmt.join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+    stmt = stmt.join(SiteBody, SiteBody.hash == Occurrence.body_hash)
     return [tuple(row) for row in session.execute(stmt)]  # type: ignore[misc]
 
 

@@ -2,47 +2,54 @@
 
 The JSON route, the HTML page, `errkb show` and the static export all call it. It reads the
 rows in a handful of queries (error, occurrences, snapshots, flag definitions, related-error
-candidates, cached AI prose) and hands them to the pure synthesis in `ingest.knowledge`.
+candidates, cached AI prose) and hands them to the pure synthesis in `errkb.knowledge`.
+
+An entry stays small whatever the history: its places are site histories (each distinct
+version of a site's code once), only the shown snapshot's occurrences are listed in full, and
+the per-snapshot list is paginated (`occurrence_page`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from errkb.core.errors import NotFound
-from errkb.core.models import Error, Occurrence, Repo, Snapshot
+from errkb.core.errors import BadInput, NotFound
+from errkb.core.models import Error, Occurrence, Repo, SiteBody, Snapshot
 from errkb.core.records import FlagDef, FlagLink, flag_links
 from errkb.core.settings import Settings
-from errkb.knowledge.facts import Involvement, Placement
+from errkb.knowledge.facts import Involvement, TimelineFacts
 from errkb.service.entries.ai import cached_explanation
 from errkb.service.entries.facts import (
     catalog_for,
     explanation_of,
     merged_links,
+    placement,
+    signature_of,
     site_of,
     timeline_of,
 )
+from errkb.service.entries.histories import SlimOccurrence, site_histories
+from errkb.service.entries.history_out import conditions_out, history_out, pinned_url
 from errkb.service.entries.related import related_errors
 from errkb.service.entries.schemas import (
-    ConditionOut,
     Entry,
     FlagOut,
     OccurrenceOut,
+    OccurrencePage,
     RelatedOut,
     RepoOut,
     SnapshotProvenance,
     Timeline,
+    TimelinePoint,
 )
 
 
-def _url(link_base: str | None, path: str, line: int, end_line: int | None = None) -> str | None:
-    if not link_base:
-        return None
-    span = f"#L{line}" + (f"-L{end_line}" if end_line and end_line != line else "")
-    return f"{link_base}{path}{span}"
+def _link(link_base: str | None, path: str, line: int) -> str | None:
+    return f"{link_base}{path}#L{line}" if link_base else None
 
 
 def _flag_out(inv: Involvement, link_base: str | None) -> FlagOut:
@@ -61,8 +68,19 @@ def _flag_out(inv: Involvement, link_base: str | None) -> FlagOut:
         choices=list(d.choices) if d and d.choices is not None else None,
         help=d.help if d else None,
         defined_at=f"{d.path}:{d.line}" if d else None,
-        defined_url=_url(link_base, d.path, d.line) if d else None,
+        defined_url=_link(link_base, d.path, d.line) if d else None,
     )
+
+
+# Bounds that keep the largest entry of a whole history under 100 KB of JSON; everything left
+# out is counted in the entry and listed in full by `occurrence_page`.
+SITES_LISTED = 40  # site histories listed (newest sites first)
+SITES_IN_FULL = 5  # site histories with their line runs and code versions (newest sites first)
+VERSIONS_SHOWN = 2  # code versions per such site
+LINE_RUNS_SHOWN = 10  # line runs per such site (newest); other sites give their latest run
+OCCURRENCES_SHOWN = 5  # the shown snapshot's occurrences in full
+CHANGES_SHOWN = 12  # timeline changes listed; a long history lists moves, not line shifts
+POINT_SITES = 60  # timeline points list their sites only while that many site strings or fewer
 
 
 def build_entry(
@@ -72,30 +90,24 @@ def build_entry(
     snapshot: str | None = None,
     settings: Settings | None = None,
 ) -> Entry:
-    """The full entry of one error; `snapshot` picks the occurrence shown first."""
-    row = session.execute(
-        select(Error, Repo).join(Repo, Repo.id == Error.repo_id).where(Error.id == error_id)
-    ).first()
-    if row is None:
-        raise NotFound(f"no error with id {error_id!r}")
-    error, repo = row
-    snapshots = list(
-        session.scalars(
-            select(Snapshot)
-            .where(Snapshot.repo_id == repo.id)
-            .order_by(Snapshot.sort_key, Snapshot.id)
+    """The full entry of one error; `snapshot` picks the occurrences shown in full."""
+    error, repo = _error_and_repo(session, error_id)
+    snapshots = _snapshots(session, repo.id)
+    slim = session.execute(
+        select(
+            Occurrence.snapshot_id,
+            Occurrence.path,
+            Occurrence.line,
+            Occurrence.end_line,
+            Occurrence.qualname,
+            Occurrence.body_hash,
         )
-    )
-    occs = list(
-        session.scalars(
-            select(Occurrence)
-            .where(Occurrence.error_id == error_id)
-            .order_by(Occurrence.path, Occurrence.line)
-        )
-    )
-    by_snap: dict[int, list[Occurrence]] = {}
-    for occ in occs:
-        by_snap.setdefault(occ.snapshot_id, []).append(occ)
+        .where(Occurrence.error_id == error_id)
+        .order_by(Occurrence.path, Occurrence.line)
+    ).all()
+    by_snap: dict[int, list[Any]] = {}
+    for r in slim:
+        by_snap.setdefault(r.snapshot_id, []).append(r)
     present = [s for s in snapshots if s.id in by_snap]
     if not present:
         raise NotFound(f"error {error_id} has no occurrence in any ingested snapshot")
@@ -107,7 +119,13 @@ def build_entry(
             raise NotFound(
                 f"error {error_id} is not raised in snapshot {snapshot!r} (raised in: {labels})"
             )
-    shown_occs = by_snap[shown.id]
+    shown_occs = list(
+        session.scalars(
+            select(Occurrence)
+            .where(Occurrence.error_id == error_id, Occurrence.snapshot_id == shown.id)
+            .order_by(Occurrence.path, Occurrence.line)
+        )
+    )
 
     links = merged_links(shown_occs)
     catalog = catalog_for(session, shown.id, {link.dest for link in links})
@@ -115,9 +133,14 @@ def build_entry(
     def involvements(links: list[FlagLink]) -> list[Involvement]:
         return [Involvement.from_link(link, catalog.get(link.dest)) for link in links]
 
+    bodies = _bodies(session, {r.body_hash for r in slim})
+    signatures = {h: signature_of(b.conditions or [], b.raise_source) for h, b in bodies.items()}
     tl = timeline_of(
         snapshots,
-        {sid: [Placement(o.path, o.line, o.qualname) for o in os_] for sid, os_ in by_snap.items()},
+        {
+            sid: [placement(r.path, r.line, r.qualname, signatures[r.body_hash]) for r in rows]
+            for sid, rows in by_snap.items()
+        },
     )
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
@@ -131,8 +154,15 @@ def build_entry(
         flags={link.dest: link.flag for link in links},
     )
     base = settings.public_url.rstrip("/") if settings else ""
-    snap_by_id = {s.id: s for s in snapshots}
-    ordered = shown_occs + [o for s in reversed(present) if s.id != shown.id for o in by_snap[s.id]]
+    position = {s.id: i for i, s in enumerate(snapshots)}
+    histories = site_histories(
+        [
+            SlimOccurrence(
+                position[r.snapshot_id], r.path, r.line, r.end_line, r.qualname, r.body_hash
+            )
+            for r in slim
+        ]
+    )
     return Entry(
         id=error.id,
         message=error.message,
@@ -144,23 +174,23 @@ def build_entry(
         snapshot=shown.label,
         explanation=ex,
         flags=[_flag_out(inv, shown.link_base) for inv in involvements(links)],
-        # Definitions are read for the shown snapshot only; other snapshots' links stay bare.
-        occurrences=[
-            _occurrence_out(
-                error, o, snap_by_id[o.snapshot_id], catalog if o.snapshot_id == shown.id else {}
+        sites=[
+            history_out(
+                h,
+                snapshots,
+                bodies,
+                versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
+                line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
             )
-            for o in ordered
+            for i, h in enumerate(histories[:SITES_LISTED])
         ],
-        timeline=Timeline(
-            snapshots=[asdict(p) for p in tl.points],  # type: ignore[misc]
-            present_in=list(tl.present_in),
-            first_seen=tl.first_seen,
-            last_seen=tl.last_seen,
-            gone_in=tl.gone_in,
-            absent_before=tl.absent_before,
-            changes=[asdict(c) for c in tl.changes],  # type: ignore[misc]
-            summary=tl.summary,
-        ),
+        sites_total=len(histories),
+        occurrences=[
+            occurrence_out(error, o, shown, catalog) for o in shown_occs[:OCCURRENCES_SHOWN]
+        ],
+        occurrences_total=len(slim),
+        occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
+        timeline=_timeline_out(tl),
         related=[
             RelatedOut(id=r.id, title=r.title, reason=r.reason, url=f"{base}/errors/{r.id}")
             for r in related
@@ -174,7 +204,7 @@ def build_entry(
                 date=s.date,
                 url=s.link_base,
             )
-            for s in present
+            for s in dict.fromkeys((shown, present[0], present[-1]))
         ],
         ai=cached_explanation(session, error, settings),
         json_url=f"{base}/api/errors/{error.id}",
@@ -182,9 +212,117 @@ def build_entry(
     )
 
 
-def _occurrence_out(
+def _error_and_repo(session: Session, error_id: str) -> tuple[Error, Repo]:
+    row = session.execute(
+        select(Error, Repo).join(Repo, Repo.id == Error.repo_id).where(Error.id == error_id)
+    ).first()
+    if row is None:
+        raise NotFound(f"no error with id {error_id!r}")
+    return row[0], row[1]
+
+
+def _snapshots(session: Session, repo_id: int) -> list[Snapshot]:
+    return list(
+        session.scalars(
+            select(Snapshot)
+            .where(Snapshot.repo_id == repo_id)
+            .order_by(Snapshot.sort_key, Snapshot.id)
+        )
+    )
+
+
+def _bodies(session: Session, hashes: set[str]) -> dict[str, SiteBody]:
+    wanted, out = sorted(hashes), {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        out.update(
+            {b.hash: b for b in session.scalars(select(SiteBody).where(SiteBody.hash.in_(chunk)))}
+        )
+    return out
+
+
+def _timeline_out(tl: TimelineFacts) -> Timeline:
+    """The timeline as served: points list their sites and every change while that stays short."""
+    # The points around the error's life: from the snapshot before it first appears to the one
+    # after it last does (the summary names the gaps); the rest only say "not raised".
+    present = [i for i, p in enumerate(tl.points) if p.present]
+    points = tl.points[max(0, present[0] - 1) : present[-1] + 2]
+    cheap = sum(len(p.sites) for p in points) <= POINT_SITES
+    changes = list(tl.changes)
+    if len(changes) > CHANGES_SHOWN:  # the line shifts are in the site histories already
+        changes = [c for c in changes if c.kind != "line_changed"][:CHANGES_SHOWN]
+    return Timeline(
+        snapshots=[
+            TimelinePoint(
+                snapshot=p.snapshot,
+                date=p.date,
+                present=p.present,
+                site_count=len(p.sites),
+                sites=list(p.sites) if cheap else [],
+            )
+            for p in points
+        ],
+        present_in=list(tl.present_in),
+        first_seen=tl.first_seen,
+        last_seen=tl.last_seen,
+        gone_in=tl.gone_in,
+        absent_before=tl.absent_before,
+        changes=[asdict(c) for c in changes],  # type: ignore[misc]
+        changes_total=len(tl.changes),
+        introduced_in=tl.first_seen,
+        removed_in=tl.gone_in,
+        changed_in=[asdict(e) for e in tl.changed_in],  # type: ignore[misc]
+        summary=tl.summary,
+    )
+
+
+def occurrence_page(
+    session: Session,
+    error_id: str,
+    *,
+    cursor: str | None,
+    limit: int,
+    settings: Settings | None = None,
+) -> OccurrencePage:
+    """One page of every occurrence of an error, newest snapshot first, then by path and line."""
+    error, _ = _error_and_repo(session, error_id)
+    if cursor is not None and not cursor.isdigit():
+        raise BadInput(f"cursor must be the next_cursor of a previous page, got {cursor!r}")
+    offset = int(cursor or 0)
+    total = session.execute(
+        select(func.count()).select_from(Occurrence).where(Occurrence.error_id == error_id)
+    ).scalar_one()
+    rows = session.execute(
+        select(Occurrence, Snapshot)
+        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+        .where(Occurrence.error_id == error_id)
+        .order_by(
+            Snapshot.sort_key.desc(),
+            Snapshot.id.desc(),
+            Occurrence.path,
+            Occurrence.line,
+            Occurrence.id,
+        )
+        .offset(offset)
+        .limit(limit)
+    ).all()
+    nxt = offset + len(rows)
+    more = nxt < total
+    base = settings.public_url.rstrip("/") if settings else ""
+    return OccurrencePage(
+        items=[occurrence_out(error, occ, snap, {}) for occ, snap in rows],
+        total=total,
+        next_cursor=str(nxt) if more else None,
+        next_url=f"{base}/api/errors/{error.id}/occurrences?cursor={nxt}&limit={limit}"
+        if more
+        else None,
+    )
+
+
+def occurrence_out(
     error: Error, occ: Occurrence, snap: Snapshot, catalog: dict[str, FlagDef]
 ) -> OccurrenceOut:
+    """One stored occurrence as served, flag definitions taken from `catalog`."""
     site = site_of(error, occ)
     links = flag_links(occ.flags)
     return OccurrenceOut(
@@ -194,20 +332,10 @@ def _occurrence_out(
         line=occ.line,
         end_line=occ.end_line,
         function=occ.qualname,
-        conditions=[
-            ConditionOut(
-                kind=c.kind,
-                expr=c.expr,
-                holds=c.holds,
-                line=c.line,
-                text=c.text,
-                resolved=dict(c.resolved),
-            )
-            for c in site.conditions
-        ],
+        conditions=conditions_out(site.conditions),
         snippet=asdict(site.snippet),  # type: ignore[arg-type]
         raise_source=occ.raise_source,
-        url=_url(snap.link_base, occ.path, occ.line, occ.end_line),
+        url=pinned_url(snap, occ.path, occ.line, occ.end_line),
         flags=[
             _flag_out(Involvement.from_link(link, catalog.get(link.dest)), snap.link_base)
             for link in links

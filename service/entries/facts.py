@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict
+from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import select
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
 from errkb.core.flag_catalog import flag_catalog
-from errkb.core.models import Error, Flag, Occurrence, Repo, Snapshot
+from errkb.core.models import Error, Flag, Occurrence, Repo, SiteBody, Snapshot
 from errkb.core.records import (
     Condition,
     FlagDef,
@@ -112,6 +113,33 @@ def explanation_of(
     )
 
 
+Signature = tuple[str, str]  # a body's guard and message source, as the timeline compares them
+
+
+def signature_of(conditions: list[dict[str, Any]], raise_source: str) -> Signature:
+    """What makes a change of guard or message: the conditions without their lines, and the
+    message argument's source."""
+    guard = "\n".join(f"{c['kind']} {c['holds']} {c['expr']}" for c in conditions)
+    return guard, raise_source
+
+
+def body_signatures(session: Session, hashes: set[str] | None = None) -> dict[str, Signature]:
+    """Signature per site body: of the given hashes, or of every body."""
+    stmt = select(SiteBody.hash, SiteBody.conditions, SiteBody.raise_source)
+    if hashes is None:
+        return {h: signature_of(c or [], r) for h, c, r in session.execute(stmt)}
+    wanted, out = sorted(hashes), {}
+    for start in range(0, len(wanted), 500):
+        rows = session.execute(stmt.where(SiteBody.hash.in_(wanted[start : start + 500])))
+        out.update({h: signature_of(c or [], r) for h, c, r in rows})
+    return out
+
+
+def placement(path: str, line: int, qualname: str, signature: Signature) -> Placement:
+    """An occurrence as the timeline sees it."""
+    return Placement(path, line, qualname, guard=signature[0], message=signature[1])
+
+
 def timeline_of(snapshots: list[Snapshot], by_snap: dict[int, list[Placement]]) -> TimelineFacts:
     """The error's timeline over the repo's snapshots, from its placements per snapshot id."""
     return error_timeline(
@@ -144,13 +172,15 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
             Occurrence.path,
             Occurrence.line,
             Occurrence.qualname,
+            Occurrence.body_hash,
         )
         .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
         .where(Snapshot.repo_id == repo.id)
     )
+    signatures = body_signatures(session)
     for r in session.execute(everywhere.order_by(Occurrence.path, Occurrence.line)):
         placements.setdefault(r.error_id, {}).setdefault(r.snapshot_id, []).append(
-            Placement(r.path, r.line, r.qualname)
+            placement(r.path, r.line, r.qualname, signatures[r.body_hash])
         )
     catalog = flag_catalog(
         flag_def_of(r) for r in session.scalars(select(Flag).where(Flag.snapshot_id == snap.id))

@@ -1,4 +1,5 @@
-"""`GET /api/errors/{id}`: the full entry of one error as JSON, cached per content key."""
+"""`GET /api/errors/{id}`: the full entry of one error as JSON, cached per content key;
+`.../occurrences`: all its occurrences, paginated."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from errkb.core.settings import Settings
-from errkb.service.entries.build import build_entry
+from errkb.service.deps import SessionDep, SettingsDep
+from errkb.service.entries.build import build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.schemas import Entry
+from errkb.service.entries.schemas import Entry, OccurrencePage
 from errkb.service.http_cache import Fresh
 
 router = APIRouter()
@@ -49,3 +51,22 @@ async def get_error(
             entry_json, request, v.version.key, error_id, snapshot or None
         )
     return Response(body, media_type="application/json", headers=v.headers())
+
+
+@router.get(
+    "/api/errors/{error_id}/occurrences",
+    response_model=OccurrencePage,
+    responses={
+        404: {"description": "Unknown error id"},
+        422: {"description": "A cursor that no page gave"},
+    },
+)
+def get_occurrences(
+    error_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    cursor: str | None = Query(default=None, max_length=20, description="next_cursor of a page"),
+    limit: int = Query(default=50, ge=1, le=200),
+) -> OccurrencePage:
+    """Every occurrence of one error (one per snapshot per site), newest snapshot first."""
+    return occurrence_page(session, error_id, cursor=cursor, limit=limit, settings=settings)

@@ -133,13 +133,72 @@ class OccurrenceOut(BaseModel):
     flags: list[FlagOut] = []
 
 
+class SpanOut(BaseModel):
+    """A run of consecutive ingested snapshots."""
+
+    from_snapshot: str
+    to_snapshot: str
+    snapshots: int
+
+
+class LineOut(BaseModel):
+    """Where a site sits over a run of the snapshots that have it; a new run where it moved."""
+
+    line: int
+    end_line: int
+    from_snapshot: str
+    to_snapshot: str
+
+
+class SiteVersionOut(BaseModel):
+    """One distinct version of a site's code (conditions, snippet, message source), shown once.
+
+    The snippet and condition lines are numbered as in `to_snapshot`, the newest that has it.
+    """
+
+    from_snapshot: str
+    to_snapshot: str
+    snapshots: int
+    line: int  # in to_snapshot
+    conditions: list[ConditionOut]
+    snippet: SnippetOut
+    raise_source: str = ""
+    flags: list[str] = []  # primary flag names the site involves
+    url: str | None = None  # pinned to to_snapshot
+
+
+class SiteHistoryOut(BaseModel):
+    """One raise site of the error across every snapshot that has it."""
+
+    path: str
+    function: str
+    first_snapshot: str
+    last_snapshot: str
+    snapshots: int  # how many ingested snapshots have it
+    spans: list[SpanOut]  # runs of consecutive snapshots (a gap: absent in between)
+    lines: list[LineOut]  # the line in each run where it stayed put, oldest first (the newest)
+    lines_total: int  # line runs in all; the older ones are in the occurrences
+    versions: list[SiteVersionOut]  # newest first (for the newest few sites of a long list)
+    versions_total: int  # distinct versions; the others are in the occurrences
+    url: str | None = None  # pinned to last_snapshot
+
+
 class TimelinePoint(BaseModel):
     """One snapshot of the repo and whether the error is raised there."""
 
     snapshot: str
     date: UtcDatetime | None = None
     present: bool
-    sites: list[str] = []  # "path:line" of each occurrence there
+    site_count: int = 0  # occurrences there
+    sites: list[str] = []  # "path:line" of each occurrence there (left empty for long histories)
+
+
+class ChangeEventOut(BaseModel):
+    """A snapshot where the error's code changed from the previous snapshot that raises it."""
+
+    snapshot: str
+    kinds: list[Literal["message", "guard", "site added", "site removed"]]
+    text: str
 
 
 class TimelineChange(BaseModel):
@@ -156,13 +215,17 @@ class TimelineChange(BaseModel):
 class Timeline(BaseModel):
     """Where the error exists across the ingested snapshots (ordered oldest first)."""
 
-    snapshots: list[TimelinePoint]
+    snapshots: list[TimelinePoint]  # from the one before first_seen to the one after last_seen
     present_in: list[str]
     first_seen: str
     last_seen: str
     gone_in: str | None = None  # first snapshot after last_seen where it is no longer raised
     absent_before: str | None = None  # last snapshot before first_seen (a regression's origin)
-    changes: list[TimelineChange] = []
+    changes: list[TimelineChange] = []  # capped for long histories (line moves: sites[].lines)
+    changes_total: int = 0
+    introduced_in: str  # the first ingested snapshot that raises it
+    removed_in: str | None = None  # the first one after the last that raises it
+    changed_in: list[ChangeEventOut] = []  # message or guard changes, sites added or removed
     summary: str
     provenance: list[Provenance] = ["derived:history"]
 
@@ -219,10 +282,23 @@ class Entry(BaseModel):
     snapshot: str  # the snapshot whose occurrence is shown first
     explanation: Explanation
     flags: list[FlagOut]  # involvements in the shown snapshot (union over its occurrences)
-    occurrences: list[OccurrenceOut]  # the shown snapshot's first, then newest to oldest
+    sites: list[SiteHistoryOut]  # the raise sites across the history, newest first (capped)
+    sites_total: int  # every site; those not listed are in the occurrences
+    occurrences: list[OccurrenceOut]  # the shown snapshot's (the first few); all: occurrences_url
+    occurrences_total: int  # occurrences in every snapshot (one per snapshot per site)
+    occurrences_url: str  # all of them, paginated: GET ...?cursor=
     timeline: Timeline
     related: list[RelatedOut] = Field(max_length=8)
-    provenance: list[SnapshotProvenance]
+    provenance: list[SnapshotProvenance]  # the shown snapshot, and the first and last raising it
     ai: AiExplanationOut | None = None
     json_url: str
     page_url: str
+
+
+class OccurrencePage(BaseModel):
+    """One page of an error's occurrences, newest snapshot first."""
+
+    items: list[OccurrenceOut]
+    total: int
+    next_cursor: str | None = None
+    next_url: str | None = None

@@ -11,7 +11,15 @@ from datetime import datetime
 
 from markupsafe import Markup, escape
 
-from errkb.service.entries.schemas import Entry, FlagOut, OccurrenceOut, Provenance
+from errkb.service.entries.schemas import (
+    Entry,
+    FlagOut,
+    LineOut,
+    OccurrenceOut,
+    Provenance,
+    SiteHistoryOut,
+    SiteVersionOut,
+)
 from errkb.service.pages.highlight import highlight_snippet
 
 PROVENANCE_WORDS: dict[str, str] = {
@@ -55,6 +63,19 @@ class SnapshotGroup:
 
 
 @dataclass(frozen=True)
+class HistoryView:
+    """One site history as a page shows it: a bounded summary, the newest code highlighted."""
+
+    site: SiteHistoryOut
+    anchor: str
+    spans: str  # "0.4.0 to 0.5.23 (60 snapshots)", runs joined
+    moves: list[LineOut]  # the newest line runs, at most LINE_RUNS_SHOWN
+    earlier_moves: int  # line runs before those
+    versions: list[SiteVersionOut]
+    code: Markup | None  # the newest version's snippet, for the first few histories only
+
+
+@dataclass(frozen=True)
 class MessagePart:
     """A literal run of the message, or a placeholder shown as `{expr}`."""
 
@@ -83,31 +104,55 @@ def message_parts(entry: Entry) -> list[MessagePart]:
 
 
 SITES_SHOWN = 6  # sites with a highlighted snippet in the shown snapshot
-SITES_SHOWN_OTHER = 2  # ... and in each other snapshot
+HISTORIES_WITH_CODE = 4  # site histories whose newest code is highlighted too
+LINE_RUNS_SHOWN = 8  # line runs listed per site history
 
 
 def snapshot_groups(entry: Entry) -> list[SnapshotGroup]:
-    """Occurrences grouped by snapshot: the shown snapshot first, then as the entry orders them."""
-    groups: dict[str, SnapshotGroup] = {}
+    """The shown snapshot's occurrences (the entry lists only those; others are in `sites`)."""
+    group = SnapshotGroup(
+        label=entry.snapshot,
+        date=entry.occurrences[0].snapshot_date if entry.occurrences else None,
+        anchor=anchor_for(entry.snapshot),
+        selected=True,
+        occurrences=[],
+        more=[],
+    )
     for i, occ in enumerate(entry.occurrences):
-        group = groups.get(occ.snapshot)
-        if group is None:
-            group = SnapshotGroup(
-                label=occ.snapshot,
-                date=occ.snapshot_date,
-                anchor=anchor_for(occ.snapshot),
-                selected=occ.snapshot == entry.snapshot,
-                occurrences=[],
-                more=[],
-            )
-            groups[occ.snapshot] = group
-        shown = SITES_SHOWN if group.selected else SITES_SHOWN_OTHER
-        if len(group.occurrences) < shown:
+        if len(group.occurrences) < SITES_SHOWN:
             code = highlight_snippet(occ.snippet)
             group.occurrences.append(OccurrenceView(occ, code, f"{group.anchor}-site-{i}"))
         else:
             group.more.append(occ)
-    return sorted(groups.values(), key=lambda g: not g.selected)  # stable: keeps entry order
+    return [group]
+
+
+def _span_text(site: SiteHistoryOut) -> str:
+    def one(a: str, b: str, n: int) -> str:
+        return a if n == 1 else f"{a} to {b} ({n} snapshots)"
+
+    return ", ".join(one(s.from_snapshot, s.to_snapshot, s.snapshots) for s in site.spans)
+
+
+def history_views(entry: Entry) -> list[HistoryView]:
+    """Every site history, the first few with their newest code highlighted."""
+    out = []
+    for i, site in enumerate(entry.sites):
+        code = None
+        if i < HISTORIES_WITH_CODE and site.versions:
+            code = highlight_snippet(site.versions[0].snippet)
+        out.append(
+            HistoryView(
+                site=site,
+                anchor=f"site-{i}",
+                spans=_span_text(site),
+                moves=site.lines[-LINE_RUNS_SHOWN:],
+                earlier_moves=site.lines_total - len(site.lines[-LINE_RUNS_SHOWN:]),
+                versions=site.versions,
+                code=code,
+            )
+        )
+    return out
 
 
 def provenance_text(provenance: list[Provenance]) -> str:

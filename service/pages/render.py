@@ -17,9 +17,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from errkb.service.browse.queries import crumbs
 from errkb.service.entries.schemas import Entry
 from errkb.service.entries.view import (
+    anchor_for,
     code_spans,
     description,
     guard_needs,
+    history_views,
     message_parts,
     provenance_text,
     snapshot_groups,
@@ -59,6 +61,7 @@ def environment() -> Environment:
     )
     env.filters["ticks"] = code_spans
     env.globals.update(
+        anchor_for=anchor_for,
         provenance_text=provenance_text,
         guard_needs=guard_needs,
         solution_kinds=SOLUTION_KINDS,
@@ -76,8 +79,6 @@ def render(template: str, *, links: Any, page: PageMeta, **context: Any) -> str:
 def render_entry(entry: Entry, *, links: Any, canonical: str | None) -> str:
     """The documentation page of one error."""
     groups = snapshot_groups(entry)
-    order = {p.snapshot: i for i, p in enumerate(entry.timeline.snapshots)}
-    by_time = sorted(groups, key=lambda g: order.get(g.label, len(order)))
     shown = entry.occurrences[0].path if entry.occurrences else ""
     parts = message_parts(entry)
     page = PageMeta(
@@ -95,6 +96,7 @@ def render_entry(entry: Entry, *, links: Any, canonical: str | None) -> str:
         parts=parts,
         has_placeholders=any(p.placeholder for p in parts),
         groups=groups,
-        groups_by_time=by_time,
+        versions=entry.timeline.present_in,
+        histories=history_views(entry),
         crumbs=[{"name": n, "path": p} for n, p in crumbs(shown)],
     )

@@ -83,7 +83,8 @@ class ExportLinks:
 
     def error(self, error_id: str, snapshot: str | None = None) -> str:
         url = f"{self.up}errors/{quote(error_id)}.html"
-        return url + (f"#{anchor_for(snapshot)}" if snapshot else "")
+        # One page per error: a version's link goes to its row of the version history.
+        return url + (f"#tl-{anchor_for(snapshot)}" if snapshot else "")
 
     def modules(self, path: str = "") -> str:
         return f"{self.up}modules/" + (quote(path) + ".html" if path else "index.html")

@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Error, Occurrence
+from errkb.core.models import Error, Occurrence, SiteBody
 from errkb.core.search.terms import document
 
 search_metadata = MetaData()
@@ -95,7 +95,9 @@ def order_key(message: str, error_id: str) -> tuple[str, str]:
 def refresh_search_index(session: Session | Connection) -> int:
     """Rebuild the search documents of every error in this transaction; returns the row count."""
     bind = session if isinstance(session, Connection) else session.get_bind()
-    occ = select(Occurrence.error_id, Occurrence.path, Occurrence.qualname, Occurrence.flags)
+    occ = select(Occurrence.error_id, Occurrence.path, Occurrence.qualname, SiteBody.flags).join(
+        SiteBody, SiteBody.hash == Occurrence.body_hash
+    )
     places = places_of(session.execute(occ))
     errors = sorted(
         session.execute(select(Error.id, Error.exception, Error.message)),

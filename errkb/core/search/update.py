@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import aliased
 
-from errkb.core.models import Error, Occurrence
+from errkb.core.models import Error, Occurrence, SiteBody
 from errkb.core.search.index import (
     OccurrenceTerms,
     Places,
@@ -131,11 +131,15 @@ def _gained_places(conn: Connection, snapshot_id: int) -> set[str]:
 
 def _all_places(conn: Connection, error_ids: Sequence[str]) -> dict[str, Places]:
     """Paths, functions and flag names over every occurrence of these errors."""
-    columns = (Occurrence.error_id, Occurrence.path, Occurrence.qualname, Occurrence.flags)
+    columns = (Occurrence.error_id, Occurrence.path, Occurrence.qualname, SiteBody.flags)
     rows = (
         row
         for ids in _batches(error_ids)
-        for row in conn.execute(select(*columns).where(Occurrence.error_id.in_(ids)))
+        for row in conn.execute(
+            select(*columns)
+            .join(SiteBody, SiteBody.hash == Occurrence.body_hash)
+            .where(Occurrence.error_id.in_(ids))
+        )
     )
     return dict(places_of(rows))
 

@@ -1,0 +1,117 @@
+"""The all-release sglang knowledge base that the size bench measures, built by the real pipeline.
+
+Every sglang release whose archive is in the cache folder (`pip download --no-deps sglang==X`
+fills it; `--download` does that for every version PyPI lists) is ingested, oldest first, into
+one SQLite file under ~/.cache/errkb-bench, keyed by a hash of the code that writes it (ingest/,
+the core, migrations, the pins), so a rerun with unchanged code reuses it.
+
+Usage: .venv/bin/python bench/all_releases.py [--download]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# This file is in bench/: without its folder on the path, `ingest` would be bench/ingest.py.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from packaging.version import Version  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+
+from errkb.core.db import make_engine, upgrade  # noqa: E402
+from errkb.ingest.pins import load_pins  # noqa: E402
+from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
+from errkb.ingest.plan import pypi_planned  # noqa: E402
+from errkb.ingest.sources.pypi import download  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path.home() / ".cache" / "errkb-bench"
+MAX_BYTES = 2_000_000
+
+
+def code_digest() -> str:
+    """A hash of everything that decides the knowledge base's contents."""
+    h = hashlib.sha256()
+    files = [ROOT / "errkb" / "pins.toml"]
+    for folder in ("errkb/core", "ingest", "migrations"):
+        files += sorted((ROOT / folder).rglob("*.py"))
+    for path in files:
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cached_versions(cache: Path = CACHE) -> list[str]:
+    """The sglang versions whose archive is in the cache folder, oldest first."""
+    names = {p.name.split("-")[1] for p in (cache / "pypi").glob("sglang-*") if "-" in p.name}
+    return sorted(names, key=Version)
+
+
+def download_all(cache: Path = CACHE) -> None:
+    """Fetch every sglang version PyPI lists (one `pip index versions` look-up)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "sglang"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("Available versions:"))
+    for version in line.split(":", 1)[1].replace(",", " ").split():
+        download("sglang", version, cache / "pypi")
+
+
+def ingest_all(url: str, versions: list[str], cache: Path = CACHE) -> float:
+    """Ingest the versions into the database at `url`; returns the wall time in seconds."""
+    engine = make_engine(url)
+    started = time.perf_counter()
+    try:
+        upgrade(engine)
+        pins = load_pins(ROOT / "pins.toml")
+        job = Job(engine=engine)
+        for version in versions:
+            repo, make = pypi_planned(f"sglang=={version}", pins, None, cache, MAX_BYTES)
+            source = make()
+            try:
+                ingest_snapshot(source, repo, repo.extract_config(MAX_BYTES), job)
+            finally:
+                source.close()
+        if engine.dialect.name == "sqlite":
+            with engine.connect() as conn:
+                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    finally:
+        engine.dispose()
+    return time.perf_counter() - started
+
+
+def all_release_kb(cache: Path = CACHE) -> Path:
+    """The cached all-release SQLite knowledge base for the current code, built if missing."""
+    versions = cached_versions(cache)
+    if not versions:
+        raise SystemExit(f"no sglang archive in {cache / 'pypi'}: run with --download first")
+    target = cache / f"all-{code_digest()}-{len(versions)}.sqlite3"
+    if not target.exists():
+        partial = target.with_suffix(".building")
+        for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+            stale.unlink(missing_ok=True)
+        seconds = ingest_all(f"sqlite:///{partial}", versions, cache)
+        print(f"ingested {len(versions)} releases in {seconds:.0f} s", file=sys.stderr)
+        partial.replace(target)
+    return target
+
+
+def main() -> None:
+    """Build (or find) the all-release knowledge base and print its path."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--download", action="store_true", help="fetch every release first")
+    args = parser.parse_args()
+    if args.download:
+        download_all()
+    print(all_release_kb())
+
+
+if __name__ == "__main__":
+    main()

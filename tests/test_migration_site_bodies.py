@@ -1,0 +1,56 @@
+"""Migration 0004 converts an existing database: a knowledge base written with one full
+occurrence row per snapshot per site (revision 0003) upgrades to slim occurrences and shared
+site bodies equal, row for row, to what the ingester writes itself; and back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic import command
+from conftest import drop_pg, fresh_pg_url
+from dbdump import dump
+from knowledge_repo import SWA_MESSAGE, ingest_small_repo, literal_id
+from sqlalchemy import func, inspect, select
+
+from errkb.core.db import alembic_config, make_engine, session_factory
+from errkb.core.models import Occurrence, SiteBody
+from errkb.service.entries.build import build_entry
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def own_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of its own (the test migrates it down and up)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'own.sqlite3'}"
+    else:
+        url = fresh_pg_url()
+        yield url
+        drop_pg(url)
+
+
+def test_old_occurrence_rows_upgrade_to_the_bodies_the_ingester_writes(
+    own_db: str, tmp_path: Path
+) -> None:
+    ingest_small_repo(own_db, tmp_path / "src")
+    engine = make_engine(own_db)
+    try:
+        written = dump(engine)
+        with session_factory(engine)() as s:
+            entry = build_entry(s, literal_id(SWA_MESSAGE)).model_dump_json()
+            assert s.scalar(select(func.count()).select_from(SiteBody)) < s.scalar(
+                select(func.count()).select_from(Occurrence)
+            )  # unchanged sites share their body across the two versions
+
+        command.downgrade(alembic_config(engine), "0003_error_flags")
+        columns = {c["name"] for c in inspect(engine).get_columns("occurrences")}
+        assert {"conditions", "snippet", "flags", "raise_source"} <= columns
+        assert "site_bodies" not in inspect(engine).get_table_names()
+
+        command.upgrade(alembic_config(engine), "head")
+        assert dump(engine) == written
+        with session_factory(engine)() as s:
+            assert build_entry(s, literal_id(SWA_MESSAGE)).model_dump_json() == entry
+    finally:
+        engine.dispose()
