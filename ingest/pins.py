@@ -93,7 +93,7 @@ class RepoPin(BaseModel):
     @classmethod
     def _glossary_table(cls, value: object) -> object:
         if not isinstance(value, dict):
-            raise ValueError("must be a table of name part = words, like swa = \"sliding-window\"")
+            raise ValueError('must be a table of name part = words, like swa = "sliding-window"')
         return tuple(sorted(value.items()))
 
     @field_validator("glossary")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from errkb.core.records import Site
-from errkb.knowledge import environment, message
+from errkb.core.records import Site, Vocabulary
+from errkb.knowledge import environment, input_fixes, message
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.reading import Reading, read_site
 from errkb.knowledge.wording import (
     code,
     condition_clauses,
@@ -107,10 +108,10 @@ def _history_fixes(
     return ups, downs
 
 
-def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
-    clauses = [c for cond in site.conditions for c in condition_clauses(cond, flags)]
+def _known_facts(site: Site, r: Reading, exception: str) -> Fix:
+    clauses = [f.text for f in r.facts]
     shown = message.placeholders(site.template)
-    parts = ["No flag or advice in the code points to a fix"]
+    parts = ["Nothing in the code names a fix"]
     if clauses:
         one = len(clauses) == 1
         parts.append(
@@ -119,10 +120,7 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
             + (": that must stop holding" if one else "; at least one must stop holding")
         )
     else:
-        parts.append(
-            f"no condition guards the raise in `{site.qualname}`: any call that "
-            "reaches it raises, so the input or call must change"
-        )
+        parts.append("no condition guards the raise: any call that reaches it raises")
     if shown:
         parts.append(
             "the message prints the value(s) involved: " + ", ".join(code(s) for s in shown)
@@ -134,6 +132,12 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
 
 
 def _capitalized(text: str) -> str:
+    """Capitalise a sentence, unless it starts with a name (`seconds_per_frame`, `--flag`)."""
+    first = text.split(" ", 1)[0].strip("'\"`(")
+    if not first or "_" in first or first.startswith("-") or not first.isalpha():
+        return text
+    if any(c.isupper() for c in first[1:]):
+        return text
     return text[:1].upper() + text[1:]
 
 
@@ -174,15 +178,25 @@ def solutions(
     project: str,
     releases: Collection[str] = (),
     pypi_name: str | None = None,
+    reading: Reading | None = None,
+    launch_command: str | None = None,
 ) -> list[Fix]:
-    """Every solution, ordered; never empty."""
+    """Every solution, concrete ones first; never empty."""
+    r = reading or read_site(site, flags, Vocabulary())
+    report = [input_fixes.report_fix(r, project)] if r.audience == "internal" else []
     advice = [
         Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
     ]
     flag_fixes = _flag_fixes(flags)
+    inputs = (
+        input_fixes.request_fixes(r)
+        + input_fixes.environment_fixes(r, launch_command)
+        + input_fixes.model_fixes(r)
+    )
     ups, downs = _history_fixes(tl, project, releases, pypi_name)
-    out = advice + flag_fixes + ups
-    out += _environment_fixes(site)
+    out = report + advice + flag_fixes + inputs + ups
+    if not any(f.kind == "environment" for f in inputs):
+        out += _environment_fixes(site)
     rules = message.rules(site.template)
     if not advice and rules:
         quoted = " ".join(f"“{_capitalized(r)}”" for r in rules[:3])
@@ -193,12 +207,34 @@ def solutions(
                 ("derived:message",),
             )
         )
-    if not advice and not any(f.command or f.text.startswith("Remove") for f in flag_fixes):
-        out.append(_known_facts(site, flags, exception))
+    concrete = [f for f in out if f.kind != "condition"]
+    if not concrete or (
+        not advice
+        and not inputs
+        and not report
+        and not any(f.command or f.text.startswith("Remove") for f in flag_fixes)
+        and not ups
+    ):
+        out.append(_known_facts(site, r, exception))
     return out + downs
 
 
 def example_fix(
+    site: Site,
+    flags: list[Involvement],
+    launch_command: str | None,
+    reading: Reading | None = None,
+) -> ExampleFix | None:
+    """Before/after: a command line for flags, a request body, or an environment line."""
+    found = _flag_example(site, flags, launch_command)
+    if found is not None or reading is None:
+        return found
+    return input_fixes.request_example(reading) or input_fixes.environment_example(
+        reading, launch_command
+    )
+
+
+def _flag_example(
     site: Site, flags: list[Involvement], launch_command: str | None
 ) -> ExampleFix | None:
     """Before/after command lines: before sets the flags so the guard holds, after escapes it."""

@@ -25,6 +25,11 @@ _HARDWARE = re.compile(
     r"device_capability|get_device_name|flashinfer_available|cuda_alike)(_|$)",
     re.I,
 )
+# Values a message prints that come from the model's config.json (its architecture, type...).
+_MODEL_WORDS = frozenset(
+    "architectures architecture arch archs model_arch model_type quant_method quantization "
+    "hidden_act torch_dtype".split()
+)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 
 
@@ -179,6 +184,9 @@ def site_inputs(site: Site, vocab: Vocabulary) -> list[Input]:
             for found in finder.all_in(expr):
                 add(found)
     for seg in site.template.segments:
+        last = seg.text.rsplit(".", 1)[-1].strip("()[]")
+        if seg.kind == "placeholder" and last in _MODEL_WORDS:
+            add(Input("model_config", last))
         if seg.kind == "placeholder":
             for found in finder.all_in(seg.text):
                 if found.kind != "hardware":

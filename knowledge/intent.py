@@ -161,8 +161,10 @@ def intent(template: Template, last_group: list[ast.expr]) -> Intent | None:
             "mismatch": {"mismatch", "not_divisible", "unsupported"},
         }.get(shape, {shape})
         return said if said in compatible else shape
-    if said == "out_of_range" and last_group and not any(
-        isinstance(n, ast.Compare) for n in last_group
+    if (
+        said == "out_of_range"
+        and last_group
+        and not any(isinstance(n, ast.Compare) for n in last_group)
     ):
         return "invalid"  # range words without a comparison in the guard: do not claim a range
     return said

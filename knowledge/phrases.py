@@ -93,6 +93,13 @@ class Speaker:
         self.used: list[Input] = []  # inputs named so far
         self.flags_used: list[Involvement] = []
         self.subject: str | None = None  # "the model" when a group is about it
+        self.resolving: set[str] = set()  # locals being said (`x = x or y` must not loop)
+
+    def _local(self, name: str) -> ast.expr | None:
+        """The expression a local stands for, unless it is already being said."""
+        if name in self.resolving or name not in self.resolved:
+            return None
+        return _parse(self.resolved[name])
 
     # -- nouns ------------------------------------------------------------------------------
 
@@ -124,10 +131,11 @@ class Speaker:
             n = _number(node)
             return _num(n) if n is not None else str(node.value)
         if isinstance(node, ast.Name):
-            value = self.resolved.get(node.id)
-            inner = _parse(value) if value else None
+            inner = self._local(node.id)
             if inner is not None and isinstance(inner, ast.Attribute | ast.Call | ast.Subscript):
+                self.resolving.add(node.id)
                 said = self.noun(inner)
+                self.resolving.discard(node.id)
                 if "`" not in said:
                     return said
             return phrase(node.id, self.glossary)
@@ -164,7 +172,11 @@ class Speaker:
     def _choices(self, node: ast.expr) -> str:
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             items = [self.noun(e) for e in node.elts]
-            return " or ".join(items) if len(items) <= 2 else ", ".join(items[:-1]) + " or " + items[-1]
+            return (
+                " or ".join(items)
+                if len(items) <= 2
+                else ", ".join(items[:-1]) + " or " + items[-1]
+            )
         return self.noun(node)
 
     # -- clauses ----------------------------------------------------------------------------
@@ -204,11 +216,12 @@ class Speaker:
         if flag is not None:
             self.flags_used.append(flag)
             return f"{flag.flag} is {'on' if holds else 'off'}"
-        if isinstance(node, ast.Name) and node.id in self.resolved:
-            inner = _parse(self.resolved[node.id])
+        if isinstance(node, ast.Name) and (inner := self._local(node.id)) is not None:
             pred = predicate(node.id)
             if inner is not None:
+                self.resolving.add(node.id)
                 said = self.say(inner if holds else negate(inner))
+                self.resolving.discard(node.id)
                 if pred is not None:
                     what = phrase(pred[1], self.glossary)
                     return f"{what} is {'' if holds else 'not '}{_participle(pred[0])} ({said})"
@@ -221,7 +234,9 @@ class Speaker:
         found = self.finder.of(node)
         if found is not None and found.kind == "environment":
             self.used.append(found)
-            return f"the environment variable {found.name} is {'set' if holds else 'unset or false'}"
+            return (
+                f"the environment variable {found.name} is {'set' if holds else 'unset or false'}"
+            )
         if found is not None and found.kind == "hardware":
             self.used.append(found)
         name = _last_name(node)
@@ -270,7 +285,11 @@ class Speaker:
         if fname in ("exists", "isfile", "isdir") and node.args:
             what = self.noun(node.args[0])
             pos = {"exists": "exists", "isfile": "is a file", "isdir": "is a folder"}[fname]
-            neg = {"exists": "does not exist", "isfile": "is not a file", "isdir": "is not a folder"}
+            neg = {
+                "exists": "does not exist",
+                "isfile": "is not a file",
+                "isdir": "is not a folder",
+            }
             return f"{what} {pos if holds else neg[fname]}"
         if fname in ("startswith", "endswith") and isinstance(func, ast.Attribute) and node.args:
             verb = "starts" if fname == "startswith" else "ends"
@@ -310,7 +329,11 @@ class Speaker:
             if isinstance(op, ast.Is) and self.subject and isinstance(left, ast.Attribute):
                 return f"{self.subject} has no {_bare(subject)}"
             if isinstance(op, ast.Is):
-                return f"{subject} is not set" if subject.startswith("--") else f"there is no {_bare(subject)}"
+                return (
+                    f"{subject} is not set"
+                    if subject.startswith("--")
+                    else f"there is no {_bare(subject)}"
+                )
             return f"{subject} is set"
         if isinstance(op, ast.In | ast.NotIn):
             return self._membership(left, right, isinstance(op, ast.In))
@@ -363,7 +386,11 @@ class Speaker:
                     found = self.finder.of(sub)
                     if found is not None and found.kind == "model_config":
                         self.subject = "the model"
-        said = [self.say(n) for n in nodes]
+        try:
+            said = [self.say(n) for n in nodes]
+        except RecursionError:  # a deeply nested expression: quote it
+            said = [code(ast.unparse(n)) for n in nodes]
+        self.resolving.clear()
         if self.subject:  # "the model is X, is not Y": the subject said once
             head = self.subject + " "
             said = [said[0]] + [s[len(head) :] if s.startswith(head) else s for s in said[1:]]
