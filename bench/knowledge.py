@@ -90,7 +90,9 @@ def main() -> None:
         examples += ex.example_fix is not None
         who[ex.who_hits_it.kind if ex.who_hits_it else "none"] += 1
     print(f"{total:,} entries explained in {seconds:.1f} s")
-    print(f"code share of 'what it means': {100 * code_chars / max(all_chars, 1):5.1f}% (goal <= 10%)")
+    print(
+        f"code share of 'what it means': {100 * code_chars / max(all_chars, 1):5.1f}% (goal <= 10%)"
+    )
     print(f"at least one concrete solution: {share(concrete, total)} (goal >= 95%)")
     print(f"only the generic solution:      {share(generic, total)} (goal <= 5%)")
     print(f"an example fix:                 {share(examples, total)} (goal >= 25%)")

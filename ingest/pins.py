@@ -40,6 +40,7 @@ class RepoPin(BaseModel):
     env_prefixes: tuple[str, ...] = ()  # "SGLANG_": names with it are environment variables
     env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
+    model_paths: tuple[str, ...] = ()  # globs of model code: there `config` is the model's
     # [repos.glossary] swa = "sliding-window attention", kept as sorted pairs (the pin is hashable)
     glossary: tuple[tuple[str, str], ...] = ()
 
@@ -122,6 +123,7 @@ class RepoPin(BaseModel):
             env_prefixes=self.env_prefixes,
             env_helpers=self.env_helpers,
             model_config_names=self.model_config_names,
+            model_paths=self.model_paths,
         )
 
     def extract_config(self, max_bytes: int) -> ExtractConfig:

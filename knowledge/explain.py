@@ -14,7 +14,7 @@ from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance
 from errkb.knowledge.intent import INTENT_WORDS
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
-from errkb.knowledge.words import class_noun, phrase
+from errkb.knowledge.words import class_name, class_noun, phrase
 
 
 def _value_like(expr: str) -> bool:
@@ -63,18 +63,19 @@ def _provenance(*parts: tuple[bool, Provenance]) -> tuple[Provenance, ...]:
 def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     """ "Raised while initializing pools in the KV cache configurator": activity and owner."""
     act = activity(site.qualname)
-    owner = class_noun(site.qualname, glossary)
     act = act.replace("`", "") if act else None
-    special = site.qualname.rsplit(".", 1)[-1].startswith("__")
-    if act and owner and not special and owner.lower() not in act.lower():
-        return f"Raised while {act} in the {owner}"
+    cls = class_name(site.qualname)
+    owner = class_noun(site.qualname, glossary) or cls
+    named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
+    if act and owner and not named:
+        return f"Raised while {act} in {'the ' + owner if owner != cls else owner}"
     if act:
         return f"Raised while {act}"
     func = site.qualname.rsplit(".", 1)[-1]
     if site.qualname in ("", "<module>"):
         return "Raised when the module is imported"
     where = f"Raised in {phrase(func, glossary)}"
-    return where + (f" of the {owner}" if owner else "")
+    return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
 
 
 def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:

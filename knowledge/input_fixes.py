@@ -35,8 +35,15 @@ def _needed(r: Reading, found: Input) -> tuple[str, str] | None:
     return raises, avoids
 
 
+def _none_test(node: ast.expr) -> bool:
+    """`x is None` / `x is not None`: a presence check, not a value the example can pick."""
+    return isinstance(node, ast.Compare) and any(
+        isinstance(c, ast.Constant) and c.value is None for c in node.comparators
+    )
+
+
 def _values(r: Reading, found: Input) -> tuple[int | float, int | float] | None:
-    tests = r.tests_on(found)
+    tests = [t for t in r.tests_on(found) if not _none_test(t)]
     return raising_and_fixing(tests, lambda n: r.finder.of(n) == found) if tests else None
 
 
@@ -48,7 +55,8 @@ def request_fixes(r: Reading) -> list[Fix]:
         values = _values(r, found)
         where = f"the request field {found.name}" + (f" (of {found.owner})" if found.owner else "")
         if need is not None:
-            text = f"Change {where}: the error is raised when {need[0]}; send a value for which {need[1]}"
+            text = f"Change {where}: the error is raised when {need[0]}"
+            text += f"; send a value for which {need[1]}"
         else:
             text = f"Change {where}: the message is about it; send a value this code accepts"
         if values is not None:

@@ -1,4 +1,4 @@
-"""The inputs a user controls that a guard reads: request fields, environment variables, model config.
+"""Inputs a user controls that a guard reads: request fields, environment, model config.
 
 Flags come linked from ingest (`Involvement`); the other inputs are recognised here from the
 guard's syntax tree and the project's vocabulary (pins.toml): a request field is an attribute of
@@ -110,6 +110,8 @@ class InputFinder:
         self.holders = _request_holders(vocab)
         self.helpers = set(vocab.env_helpers)
         self.model_names = set(vocab.model_config_names)
+        if any(fnmatch.fnmatchcase(site.path, glob) for glob in vocab.model_paths):
+            self.model_names |= {"config", "text_config", "vision_config", "audio_config"}
 
     def env_name(self, name: str) -> bool:
         """True for a name that looks like one of the project's environment variables."""

@@ -69,7 +69,19 @@ _MESSAGE: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ),
     ("not_divisible", ("divisible", "multiple of")),
     ("mismatch", ("mismatch", "does not match", "must match", "must be the same", "inconsistent")),
-    ("wrong_type", ("must be a string", "must be an int", "must be a list", "type", "instance of")),
+    (
+        "wrong_type",
+        (
+            "must be a ",
+            "must be an ",
+            "should be a ",
+            "expected a ",
+            "wrong type",
+            "invalid type",
+            "instance of",
+            "must be of type",
+        ),
+    ),
     (
         "out_of_range",
         (
@@ -159,6 +171,7 @@ def intent(template: Template, last_group: list[ast.expr]) -> Intent | None:
             "missing": {"missing", "not_found"},
             "unknown_choice": {"unknown_choice", "unsupported", "not_found"},
             "mismatch": {"mismatch", "not_divisible", "unsupported"},
+            "wrong_type": {"wrong_type", "unsupported"},
         }.get(shape, {shape})
         return said if said in compatible else shape
     if (

@@ -223,8 +223,9 @@ def reason(template: Template) -> str | None:
     end = text.find(")", start + 1)
     if start >= 0 and end > start + 8:
         inner = text[start + 1 : end].strip()
-        if not inner.lower().startswith(("e.g", "i.e", "got", "default", "see")) and " " in inner:
-            if "{" not in inner:
+        words = [w for w in inner.split() if w.isalpha()]
+        if not inner.lower().startswith(("e.g", "i.e", "got", "default", "see")):
+            if "{" not in inner and len(words) >= 3 and not any(c in inner for c in "=*[]"):
                 return inner
     for s in sentences(text):
         sl = s.lower()

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder
-from errkb.knowledge.words import parts, phrase, predicate
+from errkb.knowledge.words import parts, phrase, predicate, wordable
 
 MAX_CODE = 80
 _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -150,15 +150,29 @@ class Speaker:
                 return "the length of " + self.noun(node.args[0])
             if fname in ("type",) and node.args:
                 return "the type of " + self.noun(node.args[0])
+            if fname in ("set", "list", "tuple", "int", "float", "str", "bool") and node.args:
+                return self.noun(node.args[0])
             if fname and not node.args and fname.startswith("get_"):
                 return "the " + phrase(fname[4:], self.glossary)
         if isinstance(node, ast.Subscript):
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                if isinstance(node.value, ast.Name) and node.value.id in ("kwargs", "params"):
+                    return f"the {key.value} argument"
                 return f"the {key.value!r} entry of {self.noun(node.value)}"
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             return ", ".join(self.noun(e) for e in node.elts)
         return code(ast.unparse(node))
+
+    def _type(self, node: ast.expr) -> str:
+        """A type in an `isinstance` test: "a string", "a Mapping", "one of the sizeable pools"."""
+        text = ast.unparse(node)
+        if text in _TYPES:
+            return _TYPES[text]
+        last = text.rsplit(".", 1)[-1]
+        if last.upper() == last.lstrip("_") and wordable(last, self.glossary):
+            return "one of the " + phrase(last, self.glossary)
+        return f"a {last}" if last[:1].isupper() else code(text)
 
     def _chain_words(self, chain: list[str]) -> str:
         kept = [c for c in chain if c not in ("self", "cls")]
@@ -270,7 +284,7 @@ class Speaker:
         if fname == "isinstance" and len(node.args) == 2:
             kinds = node.args[1]
             names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-            types = [_TYPES.get(ast.unparse(t), ast.unparse(t)) for t in names]
+            types = [self._type(t) for t in names]
             subject = self.noun(node.args[0])
             if holds:
                 return f"{subject} is " + " or ".join(types)
@@ -335,18 +349,25 @@ class Speaker:
                     else f"there is no {_bare(subject)}"
                 )
             return f"{subject} is set"
+        if isinstance(op, ast.NotEq | ast.Eq) and _is_none_test(left) and _is_none_test(right):
+            a, b = self.noun(left.left), self.noun(right.left)  # type: ignore[attr-defined]
+            if isinstance(op, ast.NotEq):
+                return f"only one of {_bare(a)} and {_bare(b)} is given"
+            return f"{_bare(a)} and {_bare(b)} are both given or both missing"
         if isinstance(op, ast.In | ast.NotIn):
             return self._membership(left, right, isinstance(op, ast.In))
         mod = _modulo(left)
         if mod is not None and _number(right) == 0:
             a, b = mod
-            return f"{self.noun(a)} is {'' if isinstance(op, ast.Eq) else 'not '}a multiple of {self.noun(b)}"
+            not_ = "" if isinstance(op, ast.Eq) else "not "
+            return f"{self.noun(a)} is {not_}a multiple of {self.noun(b)}"
         if _is_len(left) and _is_len(right):
-            a, b = self.noun(left.args[0]), self.noun(right.args[0])  # type: ignore[attr-defined]
+            first = self.noun(left.args[0])  # type: ignore[attr-defined]
+            second = self.noun(right.args[0])  # type: ignore[attr-defined]
             if isinstance(op, ast.NotEq):
-                return f"{a} and {b} differ in length"
+                return f"{first} and {second} differ in length"
             if isinstance(op, ast.Eq):
-                return f"{a} and {b} have the same length"
+                return f"{first} and {second} have the same length"
         n = _number(right)
         subject = self.noun(left)
         if _is_len(left) and n == 0 and isinstance(op, ast.Eq | ast.LtE | ast.Lt):
@@ -458,6 +479,15 @@ def _bare(noun: str) -> str:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_none_test(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is | ast.IsNot)
+        and _is_none(node.comparators[0])
+    )
 
 
 def _is_len(node: ast.expr) -> bool:

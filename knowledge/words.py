@@ -14,6 +14,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 # Leading name parts that say what kind of name it is, not what it is about.
 _PREDICATE = ("is", "has", "use", "uses", "should", "can", "enable", "enabled", "do")
 _GETTER = ("get", "_get")
+_SHORT_WORDS = frozenset("to of in on by at or no up as if per out off".split())
 _OWNERS = frozenset({"self", "cls", "args", "server_args", "kwargs", "config", "cfg"})
 
 
@@ -25,8 +26,21 @@ def parts(name: str) -> list[str]:
     return out
 
 
+def wordable(name: str, glossary: Mapping[str, str]) -> bool:
+    """True when every part of a name reads as a word (`n_k`, `qwen3_vl` do not)."""
+    ps = parts(name)
+    return bool(ps) and all(
+        p in glossary or p in _SHORT_WORDS or (p.isalpha() and len(p) > 2) for p in ps
+    )
+
+
 def phrase(name: str, glossary: Mapping[str, str]) -> str:
-    """An identifier as words, with the glossary's expansions (`tp_size` -> "tensor ... size")."""
+    """An identifier as words, with the glossary's expansions (`tp_size` -> "tensor ... size").
+
+    A name with parts that are not words (`n_k`, `h3`) is kept as it is written.
+    """
+    if not wordable(name, glossary):
+        return name.strip("_") or name
     words: list[str] = []
     for p in parts(name):
         w = glossary.get(p, p)
@@ -63,4 +77,10 @@ def class_noun(qualname: str, glossary: Mapping[str, str]) -> str | None:
     names = [p for p in qualname.split(".") if p != "<locals>"]
     if len(names) < 2 or not names[-2][:1].isupper():
         return None
-    return phrase(names[-2], glossary)
+    return phrase(names[-2], glossary) if wordable(names[-2], glossary) else None
+
+
+def class_name(qualname: str) -> str | None:
+    """The class a method belongs to, as written."""
+    names = [p for p in qualname.split(".") if p != "<locals>"]
+    return names[-2] if len(names) > 1 and names[-2][:1].isupper() else None

@@ -267,6 +267,7 @@ class Vocabulary:
     env_prefixes: tuple[str, ...] = ()  # "SGLANG_": a name with it is an environment variable
     env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
+    model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
@@ -283,6 +284,7 @@ class Vocabulary:
             env_prefixes=names("env_prefixes"),
             env_helpers=names("env_helpers"),
             model_config_names=names("model_config_names"),
+            model_paths=names("model_paths"),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -293,4 +295,5 @@ class Vocabulary:
             "env_prefixes": list(self.env_prefixes),
             "env_helpers": list(self.env_helpers),
             "model_config_names": list(self.model_config_names),
+            "model_paths": list(self.model_paths),
         }
