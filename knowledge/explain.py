@@ -108,7 +108,7 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Readi
 
 def who_hits_it(r: Reading) -> tuple[str, Derived]:
     """The audience class and a sentence saying why."""
-    named = [f.flag for f in r.flags if f.cli and (f.in_condition or f.in_message)]
+    named = [f.flag for f in r.flags if f.cli]
     named += [
         {"request_field": "request field ", "environment": "environment variable "}.get(i.kind, "")
         + (i.name or i.owner)
@@ -144,7 +144,7 @@ def trigger(
         f.text
         for f in r.facts
         if not any(f.text.startswith(t) for t in flag_texts)
-        and not any(f.text.startswith(x.flag + " ") for x in needed + either)
+        and not any(x.flag in f.text for x in needed + either)
     ]
     where = f"`{site.qualname}`" if site.qualname not in ("", "<module>") else site.path
     if needed or either:

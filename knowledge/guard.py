@@ -106,7 +106,9 @@ def other_guards(site: Site) -> list[str]:
         if cond.kind == "for":
             out.append("a loop ended without finding what it looked for")
         elif cond.kind == "except":
-            out.append(f"an exception ({cond.expr}) was caught")
+            names = [n.strip() for n in cond.expr.strip("()").split(",") if n.strip()]
+            caught = " or ".join(names) if names else "an exception"
+            out.append(f"a {caught} was caught" if names else "an exception was caught")
     return out
 
 

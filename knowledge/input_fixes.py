@@ -69,13 +69,9 @@ def request_fixes(r: Reading) -> list[Fix]:
 def _env_state(r: Reading, found: Input) -> bool | None:
     """True when the guard needs the variable set (truthy), False when unset, None if unclear."""
     for t in r.tests_on(found):
-        if r.finder.of(t) == found or (isinstance(t, ast.Call) and r.finder.of(t) == found):
+        if r.reads(t) == found:
             return True
-        if (
-            isinstance(t, ast.UnaryOp)
-            and isinstance(t.op, ast.Not)
-            and r.finder.of(t.operand) == found
-        ):
+        if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and r.reads(t.operand) == found:
             return False
     return None
 
@@ -85,7 +81,14 @@ def environment_fixes(r: Reading, launch: str | None) -> list[Fix]:
     out = []
     for found in (i for i in r.inputs if i.kind == "environment"):
         state = _env_state(r, found)
+        need = _needed(r, found)
+        in_guard = any(
+            found.name in text
+            for c in r.site.conditions
+            for text in (c.expr, *(v for _, v in c.resolved))
+        )
         dflt = f" (default when unset: {found.default})" if found.default else ""
+        command: str | None = None
         if state is True:
             text = (
                 f"Unset the environment variable {found.name}{dflt} (or set it to 0) where "
@@ -99,13 +102,14 @@ def environment_fixes(r: Reading, launch: str | None) -> list[Fix]:
             )
             command = f"export {found.name}=1"
         else:
-            need = _needed(r, found)
-            how = f"the error is raised when {need[0]}" if need else "the message names it"
-            text = (
-                f"Check the environment variable {found.name}{dflt} where the process starts: {how}"
+            how = (
+                f"the error is raised when {need[0]}"
+                if need
+                else ("the guard reads it" if in_guard else "the message names it")
             )
-            command = None
-        prov: tuple[Provenance, ...] = _PROV if state is not None else ("derived:message",)
+            text = f"Check the environment variable {found.name}{dflt} where the process starts: "
+            text += how
+        prov = _PROV if (state is not None or need or in_guard) else ("derived:message",)
         out.append(Fix("environment", text + ".", prov, input=found.name, command=command))
     return out
 

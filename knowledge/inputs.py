@@ -128,7 +128,7 @@ class InputFinder:
         if not chain:
             return None
         for i, part in enumerate(chain):
-            if part in self.model_names:
+            if part in self.model_names or any(part.endswith("_" + m) for m in self.model_names):
                 return Input("model_config", ".".join(chain[i + 1 :]), part)
         if self.request_class and chain[0] == "self" and len(chain) == 2:
             return Input("request_field", chain[1], self.request_class)
@@ -147,7 +147,10 @@ class InputFinder:
             func = ast.unparse(node.func)
             first = _const_str(node.args[0]) if node.args else None
             default = ast.unparse(node.args[1]) if len(node.args) > 1 else None
-            if first and (func.endswith(_ENV_READERS) or func.split(".")[-1] in self.helpers):
+            reader = func.endswith(_ENV_READERS) or func.split(".")[-1] in self.helpers
+            if reader and node.args and first is None:  # the name is held by a constant
+                first = ast.unparse(node.args[0])
+            if first and reader:
                 return Input("environment", first, default=default)
             if isinstance(node.func, ast.Attribute):  # envs.SGLANG_X.get()
                 return self._environment(node.func.value)

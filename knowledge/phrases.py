@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder
+from errkb.knowledge.wording import cli_value
 from errkb.knowledge.words import parts, phrase, predicate, wordable
 
 MAX_CODE = 80
@@ -375,6 +376,8 @@ class Speaker:
         if n is not None and not isinstance(op, ast.Eq | ast.NotEq):
             return f"{subject} is {_bound(op, n)}"
         value = self.noun(right)
+        if subject.startswith("--") and isinstance(right, ast.Constant):
+            value = cli_value(repr(right.value)) or value  # as typed on the command line
         words = {
             ast.Eq: "is",
             ast.NotEq: "is not",

@@ -31,6 +31,18 @@ class Reading:
     finder: InputFinder
     glossary: dict[str, str]
     web_url: str | None
+    resolved: dict[str, str]
+
+    def reads(self, node: ast.expr) -> Input | None:
+        """The input an expression reads directly, or through the local it names."""
+        found = self.finder.of(node)
+        if found is None and isinstance(node, ast.Name) and node.id in self.resolved:
+            try:
+                inner = ast.parse(self.resolved[node.id], mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            return self.finder.of(inner)
+        return found
 
     def tests_on(self, found: Input) -> list[ast.expr]:
         """The guard's conjuncts that read one input."""
@@ -38,7 +50,7 @@ class Reading:
             n
             for g in self.groups
             for n in g
-            if any(isinstance(s, ast.expr) and self.finder.of(s) == found for s in ast.walk(n))
+            if any(isinstance(s, ast.expr) and self.reads(s) == found for s in ast.walk(n))
         ]
 
 
@@ -53,7 +65,7 @@ def read_site(
     facts = guard.facts(site, speaker)
     groups = guard.groups(site)
     inputs = site_inputs(site, vocab)
-    involved = any(f.cli and (f.in_condition or f.in_message) for f in flags)
+    involved = any(f.cli for f in flags)  # a flag linked on either side is the user's
     return Reading(
         site=site,
         flags=tuple(flags),
@@ -65,4 +77,5 @@ def read_site(
         finder=finder,
         glossary=glossary,
         web_url=web_url,
+        resolved=resolved,
     )
