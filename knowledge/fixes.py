@@ -207,13 +207,9 @@ def solutions(
                 ("derived:message",),
             )
         )
-    concrete = [f for f in out if f.kind != "condition"]
-    if not concrete or (
-        not advice
-        and not inputs
-        and not report
-        and not any(f.command or f.text.startswith("Remove") for f in flag_fixes)
-        and not ups
+    # what is known of the guard, when nothing else says what to change (a report included)
+    if not (
+        advice or inputs or ups or any(f.command or f.text.startswith("Remove") for f in flag_fixes)
     ):
         out.append(_known_facts(site, r, exception))
     return out + downs
