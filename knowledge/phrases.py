@@ -359,9 +359,8 @@ class Speaker:
             return self._membership(left, right, isinstance(op, ast.In))
         mod = _modulo(left)
         if mod is not None and _number(right) == 0:
-            a, b = mod
             not_ = "" if isinstance(op, ast.Eq) else "not "
-            return f"{self.noun(a)} is {not_}a multiple of {self.noun(b)}"
+            return f"{self.noun(mod[0])} is {not_}a multiple of {self.noun(mod[1])}"
         if _is_len(left) and _is_len(right):
             first = self.noun(left.args[0])  # type: ignore[attr-defined]
             second = self.noun(right.args[0])  # type: ignore[attr-defined]
