@@ -108,7 +108,7 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Readi
 
 def who_hits_it(r: Reading) -> tuple[str, Derived]:
     """The audience class and a sentence saying why."""
-    named = [f.flag for f in r.flags if f.cli]
+    named = [f.flag if f.cli else f"the setting {f.dest}" for f in r.flags]
     named += [
         {"request_field": "request field ", "environment": "environment variable "}.get(i.kind, "")
         + (i.name or i.owner)

@@ -139,6 +139,15 @@ class InputFinder:
             return Input("hardware", chain[-1])
         return None
 
+    def _model_key(self, node: ast.AST) -> Input | None:
+        """`'quantization_config'` as a key, `hf_config=...` as an argument: the model's config."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in self.model_names:
+                return Input("model_config", "", node.value)
+        if isinstance(node, ast.keyword) and node.arg in self.model_names:
+            return Input("model_config", "", node.arg)
+        return None
+
     def _environment(self, node: ast.expr) -> Input | None:
         if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("environ"):
             name = _const_str(node.slice)  # type: ignore[arg-type]
@@ -169,7 +178,10 @@ class InputFinder:
             return []
         out: list[Input] = []
         for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and (found := self.of(node)) is not None:
+            found = self.of(node) if isinstance(node, ast.expr) else None
+            if found is None:
+                found = self._model_key(node)
+            if found is not None:
                 if all(found.name != o.name or found.kind != o.kind for o in out):
                     out.append(found)
         return out

@@ -65,7 +65,7 @@ def read_site(
     facts = guard.facts(site, speaker)
     groups = guard.groups(site)
     inputs = site_inputs(site, vocab)
-    involved = any(f.cli for f in flags)  # a flag linked on either side is the user's
+    involved = bool(flags)  # a server setting linked on either side is the user's
     return Reading(
         site=site,
         flags=tuple(flags),

@@ -102,8 +102,9 @@ def test_unsupported_architecture_is_the_models_doing(session: Session) -> None:
 
 # Independent of the code under test: what in a guard or message shows a user's input.
 _INPUT_IN_CODE = re.compile(
-    r"os\.environ|getenv|\benvs\.SGLANG_|get_(bool|int|float)_env_var|hf_config|"
-    r"quantization_config|(?<![.\w])sampling_params\.|(?<![.\w])request\.[a-z_]+"
+    r"os\.environ|getenv|\benvs\.SGLANG_|get_(bool|int|float)_env_var|"
+    r"\b(\w+_)?(hf_config|quantization_config)\b|"
+    r"(?<![.\w])sampling_params\.|(?<![.\w])request\.[a-z_]+"
 )
 _ENV_IN_MESSAGE = re.compile(r"\bSGLANG_[A-Z0-9_]+")
 
@@ -116,9 +117,12 @@ def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) 
         snap_id = session.scalars(select(Snapshot.id).where(Snapshot.label == label)).one()
         code: dict[str, str] = {}
         linked: set[str] = set()
-        for occ in session.scalars(select(Occurrence).where(Occurrence.snapshot_id == snap_id)):
-            code[occ.error_id] = code.get(occ.error_id, "") + json.dumps(occ.conditions)
-            if any(link.get("cli", True) for link in occ.flags or []):
+        occurrences = select(Occurrence).where(Occurrence.snapshot_id == snap_id)
+        for occ in session.scalars(occurrences.order_by(Occurrence.path, Occurrence.line)):
+            if occ.error_id in code:
+                continue  # the entry explains its first occurrence (by path, line)
+            code[occ.error_id] = json.dumps(occ.conditions)
+            if occ.flags:
                 linked.add(occ.error_id)
         for error, ex in snapshot_explanations(session, label):
             checked += 1
