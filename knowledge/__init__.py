@@ -84,7 +84,9 @@ def explain_error(
                 launch_command=launch_command,
             )
         ),
-        example_fix=example_fix(site, flags, launch_command, r),
+        example_fix=example_fix(
+            site, flags, launch_command, r, tl=tl, pypi_name=pypi_name, releases=releases
+        ),
         facts=DerivedItems(
             tuple(f.text for f in r.facts),
             ("derived:conditions", "derived:flags") if flags else ("derived:conditions",),

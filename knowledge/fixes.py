@@ -220,14 +220,44 @@ def example_fix(
     flags: list[Involvement],
     launch_command: str | None,
     reading: Reading | None = None,
+    *,
+    tl: TimelineFacts | None = None,
+    pypi_name: str | None = None,
+    releases: Collection[str] = (),
 ) -> ExampleFix | None:
-    """Before/after: a command line for flags, a request body, or an environment line."""
+    """Before/after: flags, a request body, an environment line, or the release to move to."""
     found = _flag_example(site, flags, launch_command)
-    if found is not None or reading is None:
-        return found
-    return input_fixes.request_example(reading) or input_fixes.environment_example(
-        reading, launch_command
-    )
+    if found is None and reading is not None:
+        found = input_fixes.request_example(reading) or input_fixes.environment_example(
+            reading, launch_command
+        )
+    return found or _version_example(tl, pypi_name, releases)
+
+
+def _version_example(
+    tl: TimelineFacts | None, pypi_name: str | None, releases: Collection[str]
+) -> ExampleFix | None:
+    """The install line of a release that raises it, then of one that does not (from history)."""
+    if tl is None or not pypi_name:
+        return None
+    prov: tuple[Provenance, ...] = ("derived:history",)
+    if tl.gone_in is not None and tl.gone_in in releases and tl.last_seen in releases:
+        return ExampleFix(
+            f"pip install '{pypi_name}=={tl.last_seen}'",
+            f"pip install '{pypi_name}>={tl.gone_in}'",
+            f"{tl.last_seen} is the last ingested release that raises it; {tl.gone_in} "
+            "and later do not.",
+            prov,
+        )
+    if tl.absent_before is not None and tl.absent_before in releases and tl.first_seen in releases:
+        return ExampleFix(
+            f"pip install '{pypi_name}=={tl.first_seen}'",
+            f"pip install '{pypi_name}=={tl.absent_before}'",
+            f"It first appears in {tl.first_seen}; {tl.absent_before} does not raise it (a "
+            "way back while the change that introduced it is looked into).",
+            prov,
+        )
+    return None
 
 
 def _flag_example(
