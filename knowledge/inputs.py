@@ -129,7 +129,11 @@ class InputFinder:
             return None
         for i, part in enumerate(chain):
             if part in self.model_names or any(part.endswith("_" + m) for m in self.model_names):
-                return Input("model_config", ".".join(chain[i + 1 :]), part)
+                rest = chain[i + 1 :]
+                if rest[-1:] == ["get"] and isinstance(node, ast.Call) and node.args:
+                    key = _const_str(node.args[0])  # config.get("backbone_type")
+                    rest = rest[:-1] + ([key] if key else [])
+                return Input("model_config", ".".join(rest), part)
         if self.request_class and chain[0] == "self" and len(chain) == 2:
             return Input("request_field", chain[1], self.request_class)
         for i, part in enumerate(chain[:-1]):
