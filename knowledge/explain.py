@@ -11,7 +11,7 @@ from errkb.core.records import Site
 from errkb.knowledge import message
 from errkb.knowledge.commands import trigger_args
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.intent import INTENT_WORDS
+from errkb.knowledge.intent import INTENT_WORDS, Audience
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
 from errkb.knowledge.words import class_name, class_noun, phrase
@@ -106,7 +106,7 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Readi
     return Derived(text, tuple(prov))
 
 
-def who_hits_it(r: Reading) -> tuple[str, Derived]:
+def who_hits_it(r: Reading) -> tuple[Audience, Derived]:
     """The audience class and a sentence saying why."""
     named = [f.flag if f.cli else f"the setting {f.dest}" for f in r.flags]
     named += [
