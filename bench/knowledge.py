@@ -57,6 +57,19 @@ def newest_explanations(url: str) -> dict[str, Explanation]:
     return out
 
 
+def example_source(ex: Explanation) -> str:
+    """Which input the example fix changes: flags, a request body, the environment, a release."""
+    fix = ex.example_fix
+    assert fix is not None
+    if "derived:history" in fix.provenance:
+        return "the version history"
+    if fix.before.startswith("{"):
+        return "a request field"
+    if fix.after.startswith("pip ") or "=1 " in fix.before + fix.after:
+        return "the environment"
+    return "flags"
+
+
 def share(n: int, total: int) -> str:
     return f"{100 * n / total:5.1f}% ({n:,} of {total:,})"
 
@@ -79,6 +92,7 @@ def main() -> None:
     concrete = generic = examples = 0
     who: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
+    example_from: Counter[str] = Counter()
     for ex in entries.values():
         text = ex.what_it_means.text
         all_chars += len(text)
@@ -88,6 +102,8 @@ def main() -> None:
         concrete += bool(found & CONCRETE)
         generic += found <= {"condition"}
         examples += ex.example_fix is not None
+        if ex.example_fix is not None:
+            example_from[example_source(ex)] += 1
         who[ex.who_hits_it.kind if ex.who_hits_it else "none"] += 1
     print(f"{total:,} entries explained in {seconds:.1f} s")
     print(
@@ -96,6 +112,8 @@ def main() -> None:
     print(f"at least one concrete solution: {share(concrete, total)} (goal >= 95%)")
     print(f"only the generic solution:      {share(generic, total)} (goal <= 5%)")
     print(f"an example fix:                 {share(examples, total)} (goal >= 25%)")
+    for source, n in example_from.most_common():
+        print(f"  example fix from {source:20} {share(n, total)}")
     print("who hits it:")
     for kind, n in who.most_common():
         print(f"  {kind:18} {share(n, total)}")
