@@ -65,7 +65,7 @@ def example_source(ex: Explanation) -> str:
         return "the version history"
     if fix.before.startswith("{"):
         return "a request field"
-    if fix.after.startswith("pip ") or "=1 " in fix.before + fix.after:
+    if "=1 " in fix.before + fix.after:
         return "the environment"
     return "flags"
 
