@@ -108,7 +108,8 @@ def other_guards(site: Site) -> list[str]:
         elif cond.kind == "except":
             names = [n.strip() for n in cond.expr.strip("()").split(",") if n.strip()]
             caught = " or ".join(names) if names else "an exception"
-            out.append(f"a {caught} was caught" if names else "an exception was caught")
+            article = "an" if caught[:1].lower() in "aeiou" else "a"
+            out.append(f"{article} {caught} was caught" if names else "an exception was caught")
     return out
 
 

@@ -110,8 +110,10 @@ class InputFinder:
         self.holders = _request_holders(vocab)
         self.helpers = set(vocab.env_helpers)
         self.model_names = set(vocab.model_config_names)
+        self.model_class = False  # a model's configuration class: its own fields are the config
         if any(fnmatch.fnmatchcase(site.path, glob) for glob in vocab.model_paths):
             self.model_names |= {"config", "text_config", "vision_config", "audio_config"}
+            self.model_class = (_class_of(site.qualname) or "").endswith("Config")
 
     def env_name(self, name: str) -> bool:
         """True for a name that looks like one of the project's environment variables."""
@@ -134,6 +136,8 @@ class InputFinder:
                     key = _const_str(node.args[0])  # config.get("backbone_type")
                     rest = rest[:-1] + ([key] if key else [])
                 return Input("model_config", ".".join(rest), part)
+        if self.model_class and chain[0] == "self" and len(chain) == 2:
+            return Input("model_config", chain[1], "config")
         if self.request_class and chain[0] == "self" and len(chain) == 2:
             return Input("request_field", chain[1], self.request_class)
         for i, part in enumerate(chain[:-1]):

@@ -41,6 +41,7 @@ _TYPES = {
     "set": "a set",
     "bytes": "bytes",
 }
+_MODULES = frozenset("torch np numpy math os sys re json enum typing".split())
 _VERB = {"is": "is", "has": "has", "use": "uses", "uses": "uses", "should": "should"}
 
 
@@ -176,12 +177,15 @@ class Speaker:
         return f"a {last}" if last[:1].isupper() else code(text)
 
     def _chain_words(self, chain: list[str]) -> str:
+        if chain[0] in _MODULES:  # torch.float16 is its own best name
+            return ".".join(chain)
         kept = [c for c in chain if c not in ("self", "cls")]
         if not kept:
             return "this object"
         last = phrase(kept[-1], self.glossary)
         if len(kept) >= 2 and kept[-2] not in ("server_args", "args", "config"):
-            return f"the {last} of the {phrase(kept[-2], self.glossary)}"
+            local = len(kept) == 2 and kept[0] == chain[0]  # `x.dtype`: x is a local name
+            return f"the {last} of {'' if local else 'the '}{phrase(kept[-2], self.glossary)}"
         return f"the {last}"
 
     def _choices(self, node: ast.expr) -> str:
