@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test ingest serve lint bench browser wheel-smoke
+.PHONY: install run test ingest serve lint bench bench-knowledge browser wheel-smoke
 
 $(BIN)/errkb: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,3 +51,7 @@ bench: install
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/match.py
 	$(BIN)/python bench/entry_size.py
+	$(BIN)/python bench/knowledge.py
+
+bench-knowledge: install
+	$(BIN)/python bench/knowledge.py

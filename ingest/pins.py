@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from errkb.core.errors import BadInput, ConfigError
-from errkb.core.records import ExtractConfig
+from errkb.core.records import ExtractConfig, Vocabulary
 from errkb.ingest.sources.index import releases_spec
 
 
@@ -35,6 +35,14 @@ class RepoPin(BaseModel):
     # PyPI releases: a list of versions, "all" (every final release), or a bound like ">=0.4".
     releases: tuple[str, ...] | str = ()
     commits: tuple[str, ...] = ()
+    # The inputs users control beyond flags, and the words for the project's abbreviations.
+    request_classes: tuple[str, ...] = ()  # "path-glob:class-glob" of request/parameter classes
+    env_prefixes: tuple[str, ...] = ()  # "SGLANG_": names with it are environment variables
+    env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
+    model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
+    model_paths: tuple[str, ...] = ()  # globs of model code: there `config` is the model's
+    # [repos.glossary] swa = "sliding-window attention", kept as sorted pairs (the pin is hashable)
+    glossary: tuple[tuple[str, str], ...] = ()
 
     @field_validator("path_prefix")
     @classmethod
@@ -81,6 +89,42 @@ class RepoPin(BaseModel):
                 "must be an http(s), ssh or file URL, user@host:path, or a local folder path"
             )
         return value
+
+    @field_validator("glossary", mode="before")
+    @classmethod
+    def _glossary_table(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of name part = words, like swa = "sliding-window"')
+        return tuple(sorted(value.items()))
+
+    @field_validator("glossary")
+    @classmethod
+    def _glossary_words(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        for key, words in value:
+            if not key.isidentifier() or key != key.lower():
+                raise ValueError(f"{key!r}: a glossary key is one lower-case name part, like 'swa'")
+            if not words.strip():
+                raise ValueError(f"{key!r}: the words for it are empty")
+        return value
+
+    @field_validator("request_classes")
+    @classmethod
+    def _class_specs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for spec in value:
+            if not spec.strip() or spec.count(":") > 1:
+                raise ValueError(f"{spec!r}: must be a class glob or 'path-glob:class-glob'")
+        return value
+
+    def vocabulary(self) -> Vocabulary:
+        """What explanations need to know of this project's words and inputs."""
+        return Vocabulary(
+            glossary=self.glossary,
+            request_classes=self.request_classes,
+            env_prefixes=self.env_prefixes,
+            env_helpers=self.env_helpers,
+            model_config_names=self.model_config_names,
+            model_paths=self.model_paths,
+        )
 
     def extract_config(self, max_bytes: int) -> ExtractConfig:
         """The extraction settings for this repo's files."""

@@ -63,6 +63,7 @@ def repo_fields(repo: RepoPin) -> dict[str, Any]:
         "pypi_name": repo.pypi_name,
         "path_prefix": repo.path_prefix,
         "launch_command": repo.launch_command,
+        "vocabulary": repo.vocabulary().to_json(),
     }
 
 

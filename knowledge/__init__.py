@@ -11,17 +11,21 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from errkb.core.records import Site
-from errkb.knowledge.explain import common_situations, trigger, what_it_means
+from errkb.core.records import Site, Vocabulary
+from errkb.knowledge.explain import common_situations, trigger, what_it_means, who_hits_it
 from errkb.knowledge.facts import (
     Derived,
     DerivedItems,
     ExampleFix,
     Fix,
     Involvement,
+    Provenance,
     TimelineFacts,
 )
 from errkb.knowledge.fixes import example_fix, solutions
+from errkb.knowledge.inputs import Input
+from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.reading import read_site
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,19 @@ class Explanation:
     common_situations: DerivedItems
     solutions: tuple[Fix, ...]
     example_fix: ExampleFix | None
+    facts: DerivedItems
+    intent: Intent | None
+    who_hits_it: WhoHitsIt
+    inputs: tuple[Input, ...]
+
+
+@dataclass(frozen=True)
+class WhoHitsIt:
+    """Who is in a position to hit the error (user input, model or hardware, internal)."""
+
+    kind: Audience
+    text: str
+    provenance: tuple[Provenance, ...]
 
 
 def explain_error(
@@ -44,12 +61,16 @@ def explain_error(
     launch_command: str | None = None,
     releases: Collection[str] = (),
     pypi_name: str | None = None,
+    vocabulary: Vocabulary | None = None,
+    web_url: str | None = None,
 ) -> Explanation:
     """Explain one error from one of its sites, its involved flags and its timeline."""
+    r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
+    kind, who = who_hits_it(r)
     return Explanation(
-        what_it_means=what_it_means(site.exception, site, flags),
-        trigger=trigger(site, flags, launch_command),
-        common_situations=common_situations(site, flags, tl, project),
+        what_it_means=what_it_means(site.exception, site, flags, r),
+        trigger=trigger(site, flags, launch_command, r),
+        common_situations=common_situations(site, flags, tl, project, r),
         solutions=tuple(
             solutions(
                 site,
@@ -59,7 +80,18 @@ def explain_error(
                 project=project,
                 releases=releases,
                 pypi_name=pypi_name,
+                reading=r,
+                launch_command=launch_command,
             )
         ),
-        example_fix=example_fix(site, flags, launch_command),
+        example_fix=example_fix(
+            site, flags, launch_command, r, tl=tl, pypi_name=pypi_name, releases=releases
+        ),
+        facts=DerivedItems(
+            tuple(f.text for f in r.facts),
+            ("derived:conditions", "derived:flags") if flags else ("derived:conditions",),
+        ),
+        intent=r.intent,
+        who_hits_it=WhoHitsIt(kind, who.text, who.provenance),
+        inputs=r.inputs,
     )

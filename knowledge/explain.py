@@ -11,7 +11,16 @@ from errkb.core.records import Site
 from errkb.knowledge import message
 from errkb.knowledge.commands import trigger_args
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.intent import INTENT_WORDS, Audience
+from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
+from errkb.knowledge.words import class_name, class_noun, phrase
+
+
+def _value_like(expr: str) -> bool:
+    """A placeholder that prints a value, not a label like `{scope}` or `{name}`."""
+    last = expr.rsplit(".", 1)[-1].strip("()")
+    return last not in ("scope", "name", "key", "prefix", "label", "cls", "self", "type")
 
 
 def clauses(site: Site, flags: list[Involvement]) -> list[str]:
@@ -51,42 +60,92 @@ def _provenance(*parts: tuple[bool, Provenance]) -> tuple[Provenance, ...]:
     return tuple(p for ok, p in parts if ok) or ("derived:conditions",)
 
 
-def what_it_means(exception: str, site: Site, flags: list[Involvement]) -> Derived:
-    """Where it is raised, what that code does (from names), under which conditions."""
+def _raised_where(site: Site, glossary: dict[str, str]) -> str:
+    """ "Raised while initializing pools in the KV cache configurator": activity and owner."""
     act = activity(site.qualname)
-    cl = clauses(site, flags)
-    text = f"This {exception} is raised {_where(site)}" + (f", while {act}" if act else "")
-    if len(cl) == 1:
-        text += f", when {cl[0]}."
-    elif cl:
-        text += ", when all of these hold: " + "; ".join(cl) + "."
+    act = act.replace("`", "") if act else None
+    cls = class_name(site.qualname)
+    owner = class_noun(site.qualname, glossary) or cls
+    named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
+    if act and owner and not named:
+        return f"Raised while {act} in {'the ' + owner if owner != cls else owner}"
+    if act:
+        return f"Raised while {act}"
+    func = site.qualname.rsplit(".", 1)[-1]
+    if site.qualname in ("", "<module>"):
+        return "Raised when the module is imported"
+    where = f"Raised in {phrase(func, glossary)}"
+    return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
+
+
+def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
+    """Where it is raised, under which facts (in words), the message's reason and its intent."""
+    facts = [f.text for f in r.facts]
+    text = _raised_where(site, r.glossary)
+    if len(facts) == 1:
+        text += f", when {facts[0]}."
+    elif facts:
+        text += ", when all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1] + "."
     else:
-        text += ". No condition guards the raise: it is raised whenever that line is reached."
-    cat = message.category(site.template)
-    if cat:
-        text += f" The message reports {cat}."
+        text += ", whenever that code runs: no condition guards the raise."
+    why = message.reason(site.template)
+    if why:
+        text += f" The message gives the reason: {why}."
+    if r.intent:
+        text += f" It reports {INTENT_WORDS[r.intent]}."
     named = named_flags(site, flags)
     if named:
         text += f" It names {', '.join(named)}."
-    shown = message.placeholders(site.template)
-    if shown:
-        text += " It prints " + ", ".join(code(s) for s in shown[:4]) + "."
-    return Derived(
-        text,
-        _provenance(
-            (True, "derived:conditions"),
-            (bool(flags), "derived:flags"),
-            (bool(cat or named or shown), "derived:message"),
-        ),
+    prov: list[Provenance] = ["derived:conditions"]
+    if flags:
+        prov.append("derived:flags")
+    if why or r.intent or named:
+        prov.append("derived:message")
+    if r.glossary and any(w in text for w in r.glossary.values()):
+        prov.append("derived:glossary")
+    return Derived(text, tuple(prov))
+
+
+def who_hits_it(r: Reading) -> tuple[Audience, Derived]:
+    """The audience class and a sentence saying why."""
+    named = [f.flag if f.cli else f"the setting {f.dest}" for f in r.flags]
+    named += [
+        {"request_field": "request field ", "environment": "environment variable "}.get(i.kind, "")
+        + (i.name or i.owner)
+        for i in r.inputs
+        if i.kind in ("request_field", "environment")
+    ]
+    if r.audience == "user_input":
+        text = "Your input: it depends on " + ", ".join(dict.fromkeys(named)) + "."
+    elif r.audience == "model_or_hardware":
+        what = [i.name or i.owner for i in r.inputs if i.kind in ("model_config", "hardware")]
+        text = (
+            "The model or hardware in use: the guard reads " + ", ".join(dict.fromkeys(what)) + "."
+        )
+    else:
+        text = (
+            "An internal invariant: no flag, request field, environment variable or model "
+            "setting is tested on the way to the raise."
+        )
+    prov: tuple[Provenance, ...] = (
+        ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )
+    return r.audience, Derived(text, prov)
 
 
-def trigger(site: Site, flags: list[Involvement], launch_command: str | None) -> Derived:
+def trigger(
+    site: Site, flags: list[Involvement], launch_command: str | None, r: Reading
+) -> Derived:
     """The flag combination and state that lead to the raise."""
     needed = [f for f in flags if f.in_condition and f.required]
     either = [f for f in flags if f.in_condition and not f.required]
     flag_texts = {flag_state(f) for f in needed + either}
-    state = [c for c in clauses(site, flags) if not any(c.startswith(t) for t in flag_texts)]
+    state = [
+        f.text
+        for f in r.facts
+        if not any(f.text.startswith(t) for t in flag_texts)
+        and not any(x.flag in f.text for x in needed + either)
+    ]
     where = f"`{site.qualname}`" if site.qualname not in ("", "<module>") else site.path
     if needed or either:
         args = [a for f in needed if (t := trigger_args(f)) for a in t]
@@ -108,7 +167,7 @@ def trigger(site: Site, flags: list[Involvement], launch_command: str | None) ->
 
 
 def common_situations(
-    site: Site, flags: list[Involvement], tl: TimelineFacts | None, project: str
+    site: Site, flags: list[Involvement], tl: TimelineFacts | None, project: str, r: Reading
 ) -> DerivedItems:
     """Situations that lead to the error: flag combination, message category, versions."""
     items: list[str] = []
@@ -117,19 +176,25 @@ def common_situations(
     if guarded:
         items.append("Running with " + " and ".join(_setting(f) for f in guarded) + ".")
         prov.append("derived:flags")
-    cat = message.category(site.template)
-    if cat:
+    if r.intent:
+        cat = INTENT_WORDS[r.intent]
         items.append(cat[:1].upper() + cat[1:] + ".")
         prov.append("derived:message")
+    for i in r.inputs:
+        if i.kind == "request_field":
+            items.append(f"A request whose {i.name} field this code rejects.")
+        elif i.kind == "environment":
+            items.append(f"The environment variable {i.name} set (or not) where it starts.")
+        else:
+            continue
+        prov.append("derived:conditions")
     named = [n for n in named_flags(site, flags) if n not in {f.flag for f in guarded}]
     if named:
         items.append(f"Passing {', '.join(named)} (named by the message).")
         prov.append("derived:message")
-    shown = message.placeholders(site.template)
-    if shown:
-        items.append(
-            f"A value of {code(shown[0])} this code does not accept (the message prints it)."
-        )
+    shown = [p for p in message.placeholders(site.template) if _value_like(p)]
+    if shown and r.intent not in (None, "unsupported", "missing"):
+        items.append(f"The value the message prints ({code(shown[0])}) is one this code rejects.")
         prov.append("derived:message")
     if tl is not None and (tl.gone_in is not None or tl.absent_before is not None):
         versions = (

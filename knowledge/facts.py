@@ -13,7 +13,12 @@ from typing import Literal
 from errkb.core.records import FlagDef, FlagLink
 
 Provenance = Literal[
-    "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
+    "derived:message",
+    "derived:conditions",
+    "derived:flags",
+    "derived:history",
+    "derived:glossary",
+    "ai",
 ]
 
 
@@ -102,7 +107,8 @@ class DerivedItems:
 
 @dataclass(frozen=True)
 class Fix:
-    """One solution; `kind` is advice | flag | upgrade | downgrade | condition."""
+    """One solution; `kind` is report | advice | flag | request_field | environment | model |
+    upgrade | downgrade | condition (the generic one)."""
 
     kind: str
     text: str
@@ -110,6 +116,8 @@ class Fix:
     flag: str | None = None
     command: str | None = None
     snapshot: str | None = None
+    input: str | None = None  # the request field or environment variable to change
+    url: str | None = None  # for a report: the project's new-issue page
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from errkb.core.records import Site
-from errkb.knowledge import environment, message
+from errkb.core.records import Site, Vocabulary
+from errkb.knowledge import environment, input_fixes, message
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.reading import Reading, read_site
 from errkb.knowledge.wording import (
     code,
     condition_clauses,
@@ -107,10 +108,10 @@ def _history_fixes(
     return ups, downs
 
 
-def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
-    clauses = [c for cond in site.conditions for c in condition_clauses(cond, flags)]
+def _known_facts(site: Site, r: Reading, exception: str) -> Fix:
+    clauses = [f.text for f in r.facts]
     shown = message.placeholders(site.template)
-    parts = ["No flag or advice in the code points to a fix"]
+    parts = ["Nothing in the code names a fix"]
     if clauses:
         one = len(clauses) == 1
         parts.append(
@@ -119,10 +120,7 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
             + (": that must stop holding" if one else "; at least one must stop holding")
         )
     else:
-        parts.append(
-            f"no condition guards the raise in `{site.qualname}`: any call that "
-            "reaches it raises, so the input or call must change"
-        )
+        parts.append("no condition guards the raise: any call that reaches it raises")
     if shown:
         parts.append(
             "the message prints the value(s) involved: " + ", ".join(code(s) for s in shown)
@@ -134,6 +132,12 @@ def _known_facts(site: Site, flags: list[Involvement], exception: str) -> Fix:
 
 
 def _capitalized(text: str) -> str:
+    """Capitalise a sentence, unless it starts with a name (`seconds_per_frame`, `--flag`)."""
+    first = text.split(" ", 1)[0].strip("'\"`(")
+    if not first or "_" in first or first.startswith("-") or not first.isalpha():
+        return text
+    if any(c.isupper() for c in first[1:]):
+        return text
     return text[:1].upper() + text[1:]
 
 
@@ -174,15 +178,25 @@ def solutions(
     project: str,
     releases: Collection[str] = (),
     pypi_name: str | None = None,
+    reading: Reading | None = None,
+    launch_command: str | None = None,
 ) -> list[Fix]:
-    """Every solution, ordered; never empty."""
+    """Every solution, concrete ones first; never empty."""
+    r = reading or read_site(site, flags, Vocabulary())
+    report = [input_fixes.report_fix(r, project)] if r.audience == "internal" else []
     advice = [
         Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
     ]
     flag_fixes = _flag_fixes(flags)
+    inputs = (
+        input_fixes.request_fixes(r)
+        + input_fixes.environment_fixes(r, launch_command)
+        + input_fixes.model_fixes(r)
+    )
     ups, downs = _history_fixes(tl, project, releases, pypi_name)
-    out = advice + flag_fixes + ups
-    out += _environment_fixes(site)
+    out = report + advice + flag_fixes + inputs + ups
+    if not any(f.kind == "environment" for f in inputs):
+        out += _environment_fixes(site)
     rules = message.rules(site.template)
     if not advice and rules:
         quoted = " ".join(f"“{_capitalized(r)}”" for r in rules[:3])
@@ -193,12 +207,60 @@ def solutions(
                 ("derived:message",),
             )
         )
-    if not advice and not any(f.command or f.text.startswith("Remove") for f in flag_fixes):
-        out.append(_known_facts(site, flags, exception))
+    # what is known of the guard, when nothing else says what to change (a report included)
+    if not (
+        advice or inputs or ups or any(f.command or f.text.startswith("Remove") for f in flag_fixes)
+    ):
+        out.append(_known_facts(site, r, exception))
     return out + downs
 
 
 def example_fix(
+    site: Site,
+    flags: list[Involvement],
+    launch_command: str | None,
+    reading: Reading | None = None,
+    *,
+    tl: TimelineFacts | None = None,
+    pypi_name: str | None = None,
+    releases: Collection[str] = (),
+) -> ExampleFix | None:
+    """Before/after: flags, a request body, an environment line, or the release to move to."""
+    found = _flag_example(site, flags, launch_command)
+    if found is None and reading is not None:
+        found = input_fixes.request_example(reading) or input_fixes.environment_example(
+            reading, launch_command
+        )
+    return found or _version_example(tl, pypi_name, releases)
+
+
+def _version_example(
+    tl: TimelineFacts | None, pypi_name: str | None, releases: Collection[str]
+) -> ExampleFix | None:
+    """The install line of a release that raises it, then of one that does not (from history)."""
+    if tl is None or not pypi_name:
+        return None
+    prov: tuple[Provenance, ...] = ("derived:history",)
+    if tl.gone_in is not None and tl.gone_in in releases and tl.last_seen in releases:
+        return ExampleFix(
+            f"pip install '{pypi_name}=={tl.last_seen}'",
+            f"pip install '{pypi_name}>={tl.gone_in}'",
+            f"{tl.last_seen} is the last ingested release that raises it; {tl.gone_in} "
+            "and later do not.",
+            prov,
+        )
+    if tl.absent_before is not None and tl.absent_before in releases and tl.first_seen in releases:
+        return ExampleFix(
+            f"pip install '{pypi_name}=={tl.first_seen}'",
+            f"pip install '{pypi_name}=={tl.absent_before}'",
+            f"It first appears in {tl.first_seen}; {tl.absent_before} does not raise it (a "
+            "way back while the change that introduced it is looked into).",
+            prov,
+        )
+    return None
+
+
+def _flag_example(
     site: Site, flags: list[Involvement], launch_command: str | None
 ) -> ExampleFix | None:
     """Before/after command lines: before sets the flags so the guard holds, after escapes it."""

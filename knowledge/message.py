@@ -205,3 +205,36 @@ def placeholders(template: Template) -> list[str]:
         if seg.kind == "placeholder" and seg.text not in out:
             out.append(seg.text)
     return out
+
+
+_REASON_MARKERS = (" because ", " since ", " as there is ", " due to ")
+
+
+def reason(template: Template) -> str | None:
+    """Why the message says it fails, in its own words: a parenthesis, a "because" clause, a
+    "no … scheme", or what the code "only supports"."""
+    text = display(template)
+    low = text.lower()
+    for marker in _REASON_MARKERS:
+        at = low.find(marker)
+        if at >= 0:
+            return _clause(text[at + len(marker) :])
+    start = text.find("(")
+    end = text.find(")", start + 1)
+    if start >= 0 and end > start + 8:
+        inner = text[start + 1 : end].strip()
+        words = [w for w in inner.split() if w.isalpha()]
+        if not inner.lower().startswith(("e.g", "i.e", "got", "default", "see")):
+            if "{" not in inner and len(words) >= 3 and not any(c in inner for c in "=*[]"):
+                return inner
+    for s in sentences(text):
+        sl = s.lower()
+        if " only support" in " " + sl or sl.startswith("no ") or " is not implemented" in sl:
+            if not is_advice(s) and s != sentences(text)[0]:
+                return _clause(s)
+    return None
+
+
+def _clause(text: str) -> str:
+    first = sentences(text)[0] if sentences(text) else text
+    return first.rstrip(".;:, ")

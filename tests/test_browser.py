@@ -175,7 +175,9 @@ def test_reference_entry_shows_every_section(
     )
     message = " ".join(page.locator("#message pre").inner_text().split())
     assert message == f"ValueError: {REF_MESSAGE}"
-    assert "KVCacheConfigurator._init_pools" in page.locator("#meaning").inner_text()
+    meaning = page.locator("#meaning").inner_text()
+    assert "initializing pools in the KV cache configurator" in meaning  # prose, not code
+    assert "Who hits it: Your input" in meaning
 
     source = page.locator("#source .snap-group.selected")
     assert source.get_attribute("data-snapshot") == "0.5.18"

@@ -143,7 +143,8 @@ def test_reference_error_solutions_and_example_fix() -> None:
     assert guard_holds(fix.before, flags) and not guard_holds(fix.after, flags)
     assert "`req_to_token_pool is None`" in (fix.note or "")
     assert "initializing pools" in ex.what_it_means.text
-    assert "--disaggregation-mode is not null (`pd_enabled`)" in ex.what_it_means.text
+    assert "pd is enabled (--disaggregation-mode is not null)" in ex.what_it_means.text
+    assert "no whole-envelope transfer scheme for the SWA sub-pool" in ex.what_it_means.text
     assert set(ex.what_it_means.provenance) == {
         "derived:conditions",
         "derived:flags",
@@ -177,24 +178,30 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
         (Condition("if", "head_dim not in SUPPORTED", True, 7),),
         "Attn.forward",
     )
-    ex = explain_error(site, [], None, project="srv", launch_command=LAUNCH)
-    assert [s.kind for s in ex.solutions] == ["condition"]
-    text = ex.solutions[0].text
-    assert "No flag or advice" in text and "`head_dim not in SUPPORTED`" in text
+    ex = explain_error(
+        site, [], None, project="srv", launch_command=LAUNCH, web_url="https://example.org/srv"
+    )
+    # no input of the user's is tested: an internal invariant, reported upstream first
+    assert ex.who_hits_it.kind == "internal"
+    assert [s.kind for s in ex.solutions] == ["report", "condition"]
+    assert ex.solutions[0].url == "https://example.org/srv/issues/new"
+    assert "traceback" in ex.solutions[0].text
+    text = ex.solutions[1].text
+    assert "Nothing in the code names a fix" in text and "head dim is not in" in text
     assert "`head_dim`" in text
     assert ex.example_fix is None
     assert ex.what_it_means.text and "running the forward pass of" in ex.what_it_means.text
     unguarded = make_site("boom", (), "<module>")
     ex = explain_error(unguarded, [], None, project="srv")
-    assert "no condition guards the raise" in ex.solutions[0].text
+    assert "no condition guards the raise" in ex.solutions[-1].text
     assert ex.common_situations.items
 
 
 def test_rule_sentences_become_requirements_when_no_advice() -> None:
     site = make_site("tp_size must be divisible by the number of heads.", (), "f")
     ex = explain_error(site, [], None, project="srv")
-    assert ex.solutions[0].kind == "condition"
-    assert "must be divisible" in ex.solutions[0].text
+    assert [s.kind for s in ex.solutions][:2] == ["report", "condition"]
+    assert "“tp_size must be divisible" in ex.solutions[1].text  # a name is not capitalised
     assert category(site.template) == "a size that does not divide evenly as required"
 
 
@@ -291,9 +298,12 @@ def test_environment_variables_are_named_as_leads_not_fixes() -> None:
         ),
     )
     ex = explain_error(site, involvements(site), None, project="srv", launch_command=LAUNCH)
-    texts = [s.text for s in ex.solutions if s.kind == "condition"]
-    assert any("environment variables SGLANG_STAGING_BUFFER, MY_TOGGLE" in t for t in texts)
-    assert not any("The message names SGLANG_STAGING_BUFFER" in t for t in texts)
+    env = {s.input: s for s in ex.solutions if s.kind == "environment"}
+    assert set(env) == {"SGLANG_STAGING_BUFFER", "MY_TOGGLE"}
+    assert env["SGLANG_STAGING_BUFFER"].command == "unset SGLANG_STAGING_BUFFER"
+    assert env["MY_TOGGLE"].text.startswith("Unset the environment variable MY_TOGGLE")
+    assert "the environment variable SGLANG_STAGING_BUFFER is set" in ex.what_it_means.text
+    assert ex.who_hits_it.kind == "user_input"
     tpl = Template((Segment("text", "Set FOO_BAR or OTHER_THING_2, not X_Y or Foo_Bar."),), "x")
     assert named_in_message(tpl) == ["FOO_BAR", "OTHER_THING_2"]
 
@@ -305,4 +315,4 @@ def test_caught_exception_clause() -> None:
         "parse",
     )
     ex = explain_error(site, [], None, project="srv")
-    assert "when `(TypeError, KeyError)` was caught" in ex.what_it_means.text
+    assert "when a TypeError or KeyError was caught" in ex.what_it_means.text

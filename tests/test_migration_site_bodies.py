@@ -4,6 +4,7 @@ site bodies equal, row for row, to what the ingester writes itself; and back."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,8 +50,18 @@ def test_old_occurrence_rows_upgrade_to_the_bodies_the_ingester_writes(
         assert "site_bodies" not in inspect(engine).get_table_names()
 
         command.upgrade(alembic_config(engine), "head")
-        assert dump(engine) == written
+        # The repo vocabulary (a later revision) is dropped on the way down by design; every
+        # other row comes back as the ingester wrote it.
+        assert _without_vocabulary(dump(engine)) == _without_vocabulary(written)
         with session_factory(engine)() as s:
             assert build_entry(s, literal_id(SWA_MESSAGE)).model_dump_json() == entry
     finally:
         engine.dispose()
+
+
+def _without_vocabulary(tables: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The dump with each repo row's vocabulary left out."""
+    repos = [json.loads(row) for row in tables["repos"]]
+    for repo in repos:
+        repo.pop("vocabulary", None)
+    return {**tables, "repos": [json.dumps(r, sort_keys=True) for r in repos]}

@@ -46,6 +46,9 @@ class Repo(Base):
     pypi_name: Mapped[str | None] = mapped_column(String(200))
     path_prefix: Mapped[str] = mapped_column(String(200), default="")
     launch_command: Mapped[str | None] = mapped_column(Text)
+    # The project's vocabulary from the pins (glossary, request classes, environment helpers):
+    # `records.Vocabulary.to_json`, read by the explanations.
+    vocabulary: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class Snapshot(Base):

@@ -25,6 +25,7 @@ from errkb.core.records import (
     Site,
     Snippet,
     Template,
+    Vocabulary,
     flag_links,
 )
 from errkb.knowledge import explain_error
@@ -108,6 +109,8 @@ def explanation_of(
                 launch_command=repo.launch_command,
                 releases={s.label for s in snapshots if s.kind == "pypi"},
                 pypi_name=repo.pypi_name,
+                vocabulary=Vocabulary.from_json(repo.vocabulary),
+                web_url=repo.web_url,
             )
         )
     )

@@ -14,7 +14,12 @@ from pydantic import BaseModel, Field
 from errkb.service.datetimes import UtcDatetime
 
 Provenance = Literal[
-    "derived:message", "derived:conditions", "derived:flags", "derived:history", "ai"
+    "derived:message",
+    "derived:conditions",
+    "derived:flags",
+    "derived:history",
+    "derived:glossary",
+    "ai",
 ]
 Polarity = Literal["on", "off", "eq", "ne", "in", "not_in", "other"]
 Side = Literal["message", "condition"]
@@ -48,24 +53,68 @@ class Solution(BaseModel):
 
     `kind`: advice (the message's own words), flag (change an involved option), upgrade (a later
     snapshot no longer raises it), downgrade (an earlier one did not, i.e. a regression),
-    condition (what must change when no flag is involved).
+    condition (what must change when nothing concrete is known), report (an internal invariant:
+    report it upstream), request_field, environment, model (the input of that kind to change).
     """
 
-    kind: Literal["advice", "flag", "upgrade", "downgrade", "condition"]
+    kind: Literal[
+        "report",
+        "advice",
+        "flag",
+        "request_field",
+        "environment",
+        "model",
+        "upgrade",
+        "downgrade",
+        "condition",
+    ]
     text: str
     flag: str | None = None  # "--enable-unified-memory"
     command: str | None = None  # command-line fragment, e.g. "--disaggregation-mode null"
     snapshot: str | None = None  # for upgrade/downgrade: the snapshot label to move to
+    input: str | None = None  # request field or environment variable: "top_p", "SGLANG_X"
+    url: str | None = None  # report: the project's new-issue page
     provenance: list[Provenance] = Field(min_length=1)
 
 
 class ExampleFix(BaseModel):
-    """A before/after command line: `before` reaches the guard, `after` does not."""
+    """A before/after command line (or request body): `before` reaches the guard, `after` not."""
 
     before: str
     after: str
     note: str | None = None
     provenance: list[Provenance] = Field(min_length=1)
+
+
+Intent = Literal[
+    "unsupported",
+    "out_of_range",
+    "missing",
+    "wrong_type",
+    "unknown_choice",
+    "mismatch",
+    "not_divisible",
+    "not_found",
+    "deprecated",
+    "invalid",
+]
+
+
+class WhoHitsIt(BaseModel):
+    """Who is in a position to hit the error, and why that class."""
+
+    kind: Literal["user_input", "model_or_hardware", "internal"]
+    text: str
+    provenance: list[Provenance] = Field(min_length=1)
+
+
+class InputOut(BaseModel):
+    """An input other than a flag that the guard or message involves."""
+
+    kind: Literal["request_field", "environment", "model_config", "hardware"]
+    name: str
+    owner: str = ""  # request class, or the config name it is read from
+    default: str | None = None
 
 
 class Explanation(BaseModel):
@@ -76,6 +125,10 @@ class Explanation(BaseModel):
     common_situations: DerivedList
     solutions: list[Solution] = Field(min_length=1)
     example_fix: ExampleFix | None = None
+    facts: DerivedList | None = None  # the guard, simplified, one fact per item, in words
+    intent: Intent | None = None  # what kind of problem the message reports
+    who_hits_it: WhoHitsIt | None = None
+    inputs: list[InputOut] = []  # request fields, environment variables, model settings
 
 
 class FlagOut(BaseModel):

@@ -27,6 +27,7 @@ PROVENANCE_WORDS: dict[str, str] = {
     "derived:conditions": "the guard conditions",
     "derived:flags": "the flag definitions",
     "derived:history": "the version history",
+    "derived:glossary": "the project's glossary",
     "ai": "AI-assisted",
 }
 

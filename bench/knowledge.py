@@ -1,0 +1,126 @@
+"""Benchmark of the explanations' quality over every entry of the default pins.
+
+Prints, over all errors of the pinned releases (each explained from its newest snapshot, as
+`GET /api/errors/{id}` shows it):
+- the code share of "what it means": characters inside backticks / all characters (goal <= 10%);
+- the share with at least one concrete solution: a flag, request field, environment variable,
+  model or hardware, version change, the message's own advice, or a report upstream for an
+  internal invariant (goal >= 95%);
+- the share with only the generic solution (goal <= 5%);
+- the share with an example fix (goal >= 25%);
+- the share in each "who hits it" class, and how many entries have each kind of solution.
+
+Usage: .venv/bin/python bench/knowledge.py [--db URL]
+Without --db it uses the tests' shared knowledge base of the default pins (built when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from sqlalchemy import select
+
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Snapshot
+from errkb.service.entries.facts import snapshot_explanations
+from errkb.service.entries.schemas import Explanation
+
+ROOT = Path(__file__).resolve().parent.parent
+CONCRETE = {
+    "report",
+    "advice",
+    "flag",
+    "request_field",
+    "environment",
+    "model",
+    "upgrade",
+    "downgrade",
+}
+_TICKS = re.compile(r"`[^`]*`")
+
+
+def newest_explanations(url: str) -> dict[str, Explanation]:
+    """Every error's explanation from the newest snapshot that raises it."""
+    engine = make_engine(url)
+    out: dict[str, Explanation] = {}
+    with session_factory(engine)() as session:
+        labels = session.scalars(select(Snapshot.label).order_by(Snapshot.sort_key, Snapshot.id))
+        for label in list(labels):
+            for error, ex in snapshot_explanations(session, label):
+                out[error.id] = ex
+    engine.dispose()
+    return out
+
+
+def example_source(ex: Explanation) -> str:
+    """Which input the example fix changes: flags, a request body, the environment, a release."""
+    fix = ex.example_fix
+    assert fix is not None
+    if "derived:history" in fix.provenance:
+        return "the version history"
+    if fix.before.startswith("{"):
+        return "a request field"
+    if "=1 " in fix.before + fix.after:
+        return "the environment"
+    return "flags"
+
+
+def share(n: int, total: int) -> str:
+    return f"{100 * n / total:5.1f}% ({n:,} of {total:,})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="database URL (default: the tests' sglang knowledge base)")
+    args = parser.parse_args()
+    url = args.db
+    if url is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from kbcache import sglang_kb_file
+
+        url = f"sqlite:///{sglang_kb_file()}"
+    started = time.perf_counter()
+    entries = newest_explanations(url)
+    seconds = time.perf_counter() - started
+    total = len(entries)
+    code_chars = all_chars = 0
+    concrete = generic = examples = 0
+    who: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    example_from: Counter[str] = Counter()
+    for ex in entries.values():
+        text = ex.what_it_means.text
+        all_chars += len(text)
+        code_chars += sum(len(m.group()) for m in _TICKS.finditer(text))
+        found = {s.kind for s in ex.solutions}
+        kinds.update(found)
+        concrete += bool(found & CONCRETE)
+        generic += found <= {"condition"}
+        examples += ex.example_fix is not None
+        if ex.example_fix is not None:
+            example_from[example_source(ex)] += 1
+        who[ex.who_hits_it.kind if ex.who_hits_it else "none"] += 1
+    print(f"{total:,} entries explained in {seconds:.1f} s")
+    print(
+        f"code share of 'what it means': {100 * code_chars / max(all_chars, 1):5.1f}% (goal <= 10%)"
+    )
+    print(f"at least one concrete solution: {share(concrete, total)} (goal >= 95%)")
+    print(f"only the generic solution:      {share(generic, total)} (goal <= 5%)")
+    print(f"an example fix:                 {share(examples, total)} (goal >= 25%)")
+    for source, n in example_from.most_common():
+        print(f"  example fix from {source:20} {share(n, total)}")
+    print("who hits it:")
+    for kind, n in who.most_common():
+        print(f"  {kind:18} {share(n, total)}")
+    print("entries having a solution of each kind:")
+    for kind, n in kinds.most_common():
+        print(f"  {kind:14} {share(n, total)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""One reading of a site: its facts in words, the inputs they involve, its intent and audience.
+
+Every derived field reads the same `Reading`, built once per explained site, so what an entry
+says in "what it means", in its solutions and in its example fix cannot disagree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from errkb.core.records import Site, Vocabulary
+from errkb.knowledge import guard
+from errkb.knowledge.facts import Involvement
+from errkb.knowledge.inputs import Input, InputFinder, site_inputs
+from errkb.knowledge.intent import Audience, Intent, audience, intent
+from errkb.knowledge.phrases import Speaker
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The facts, inputs, intent and audience of one site."""
+
+    site: Site
+    flags: tuple[Involvement, ...]
+    facts: tuple[guard.Fact, ...]
+    groups: tuple[tuple[ast.expr, ...], ...]
+    inputs: tuple[Input, ...]
+    intent: Intent | None
+    audience: Audience
+    finder: InputFinder
+    glossary: dict[str, str]
+    web_url: str | None
+    resolved: dict[str, str]
+
+    def reads(self, node: ast.expr) -> Input | None:
+        """The input an expression reads directly, or through the local it names."""
+        found = self.finder.of(node)
+        if found is None and isinstance(node, ast.Name) and node.id in self.resolved:
+            try:
+                inner = ast.parse(self.resolved[node.id], mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            return self.finder.of(inner)
+        return found
+
+    def tests_on(self, found: Input) -> list[ast.expr]:
+        """The guard's conjuncts that read one input."""
+        return [
+            n
+            for g in self.groups
+            for n in g
+            if any(isinstance(s, ast.expr) and self.reads(s) == found for s in ast.walk(n))
+        ]
+
+
+def read_site(
+    site: Site, flags: list[Involvement], vocab: Vocabulary, web_url: str | None = None
+) -> Reading:
+    """Read a site once for all derived fields."""
+    resolved = {k: v for c in site.conditions for k, v in c.resolved}
+    finder = InputFinder(site, vocab)
+    glossary = dict(vocab.glossary)
+    speaker = Speaker(flags, resolved, finder, glossary)
+    facts = guard.facts(site, speaker)
+    groups = guard.groups(site)
+    inputs = site_inputs(site, vocab)
+    involved = bool(flags)  # a server setting linked on either side is the user's
+    return Reading(
+        site=site,
+        flags=tuple(flags),
+        facts=tuple(facts),
+        groups=tuple(tuple(g) for g in groups),
+        inputs=tuple(inputs),
+        intent=intent(site.template, list(groups[-1]) if groups else []),
+        audience=audience(inputs, involved),
+        finder=finder,
+        glossary=glossary,
+        web_url=web_url,
+        resolved=resolved,
+    )
