@@ -158,5 +158,5 @@ def test_a_bad_release_bound_in_pins_names_its_place(
 ) -> None:
     monkeypatch.setenv("ERRKB_DATABASE_URL", db_url)
     result = _run("ingest", "--pins", _pins(tmp_path, '"every one"'))
-    assert result.exit_code == 2
+    assert result.exit_code == failures.CONFIG
     assert "repos.0.releases" in result.output and '"all" or a version specifier' in result.output

@@ -11,6 +11,7 @@ the per-snapshot list is paginated (`occurrence_page`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -276,6 +277,11 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
     )
 
 
+# An occurrence page's cursor is the offset of its first row: ASCII digits, small enough for
+# any database integer (declared in the OpenAPI document, so forged values never reach a query).
+OCCURRENCE_CURSOR = r"^[0-9]{1,9}$"
+
+
 def occurrence_page(
     session: Session,
     error_id: str,
@@ -286,7 +292,7 @@ def occurrence_page(
 ) -> OccurrencePage:
     """One page of every occurrence of an error, newest snapshot first, then by path and line."""
     error, _ = _error_and_repo(session, error_id)
-    if cursor is not None and not cursor.isdigit():
+    if cursor is not None and re.fullmatch(OCCURRENCE_CURSOR, cursor) is None:
         raise BadInput(f"cursor must be the next_cursor of a previous page, got {cursor!r}")
     offset = int(cursor or 0)
     total = session.execute(

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
-from errkb.service.entries.build import build_entry, occurrence_page
+from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
 from errkb.service.entries.schemas import Entry, OccurrencePage
 from errkb.service.http_cache import Fresh
@@ -65,7 +65,9 @@ def get_occurrences(
     error_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    cursor: str | None = Query(default=None, max_length=20, description="next_cursor of a page"),
+    cursor: str | None = Query(
+        default=None, pattern=OCCURRENCE_CURSOR, description="next_cursor of a page"
+    ),
     limit: int = Query(default=50, ge=1, le=200),
 ) -> OccurrencePage:
     """Every occurrence of one error (one per snapshot per site), newest snapshot first."""

@@ -42,7 +42,7 @@ def normalize_flag(flag: str) -> str:
 
 # A cursor is "tier:sort_key", as the OpenAPI document declares it (a pattern a client, or a
 # schema-driven tester, can check); sort keys are ranks, far below the 32-bit INTEGER limit.
-CURSOR_PATTERN = r"^[01]:[0-9]{1,9}$"
+CURSOR_PATTERN = r"^[0-2]:[0-9]{1,9}$"
 
 
 def _encode_cursor(tier: int, sort_key: int) -> str:
