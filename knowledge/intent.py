@@ -15,6 +15,7 @@ from typing import Literal
 
 from errkb.core.records import Template
 from errkb.knowledge.inputs import Input
+from errkb.knowledge.message import UNSUPPORTED_WORDS
 
 Intent = Literal[
     "unsupported",
@@ -50,23 +51,7 @@ AUDIENCE_WORDS: dict[str, str] = {
 
 _MESSAGE: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ("deprecated", ("deprecated", "no longer supported", "has been removed")),
-    (
-        "unsupported",
-        (
-            "not supported",
-            "does not support",
-            "do not support",
-            "only support",
-            "unsupported",
-            "not yet",
-            "not compatible",
-            "incompatible",
-            "cannot be used with",
-            "cannot be combined",
-            "mutually exclusive",
-            "only works",
-        ),
-    ),
+    ("unsupported", UNSUPPORTED_WORDS),
     ("not_divisible", ("divisible", "multiple of")),
     ("mismatch", ("mismatch", "does not match", "must match", "must be the same", "inconsistent")),
     (

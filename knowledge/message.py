@@ -64,23 +64,25 @@ _RULE_PHRASES = (
     "only be",
     "only works",
 )
+# Words that say a combination (of options, model, hardware) is not supported.
+UNSUPPORTED_WORDS = (
+    "not supported",
+    "does not support",
+    "do not support",
+    "only support",
+    "unsupported",
+    "not yet",
+    "not compatible",
+    "incompatible",
+    "cannot be used with",
+    "cannot be combined",
+    "mutually exclusive",
+    "only works",
+)
 # (words that signal it, situation sentence); first match wins.
 CATEGORIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (
-        (
-            "not supported",
-            "does not support",
-            "do not support",
-            "only support",
-            "unsupported",
-            "not yet",
-            "not compatible",
-            "incompatible",
-            "cannot be used with",
-            "cannot be combined",
-            "mutually exclusive",
-            "only works",
-        ),
+        UNSUPPORTED_WORDS,
         "a combination of options, model or hardware that this code does not support",
     ),
     (("divisible", "multiple of"), "a size that does not divide evenly as required"),

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from errkb.knowledge.intent import Intent
 from errkb.service.datetimes import UtcDatetime
 
 Provenance = Literal[
@@ -84,20 +85,6 @@ class ExampleFix(BaseModel):
     after: str
     note: str | None = None
     provenance: list[Provenance] = Field(min_length=1)
-
-
-Intent = Literal[
-    "unsupported",
-    "out_of_range",
-    "missing",
-    "wrong_type",
-    "unknown_choice",
-    "mismatch",
-    "not_divisible",
-    "not_found",
-    "deprecated",
-    "invalid",
-]
 
 
 class WhoHitsIt(BaseModel):
