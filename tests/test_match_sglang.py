@@ -32,7 +32,7 @@ from errkb.ingest.pins import load_pins
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.service.app import create_app
 from errkb.service.match.matcher import MatchIndex, match_text
-from errkb.service.match.matcher.index import Entry
+from errkb.service.match.matcher.index import CompiledTemplate
 from errkb.service.match.matcher.loader import load_index
 
 pytestmark = pytest.mark.sglang
@@ -119,7 +119,7 @@ def test_real_posted_texts(case: dict[str, Any], index: MatchIndex, kb_url: str)
         assert all(m.score < 0.8 for m in found), [(m.score, m.entry.title) for m in found]
 
 
-def _signature(entry: Entry) -> tuple[Any, ...]:
+def _signature(entry: CompiledTemplate) -> tuple[Any, ...]:
     """What a text can show of a template: its literal pieces and where placeholders sit."""
     return entry.pieces, tuple(bool(g) for g in entry.gaps)
 

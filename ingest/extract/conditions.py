@@ -30,7 +30,7 @@ class BlockEntry(NamedTuple):
     item: ast.AST | None = None
 
 
-class Frame(NamedTuple):
+class PathStep(NamedTuple):
     """One level of the path to a statement: the block, the index in it, and how it was entered."""
 
     block: list[ast.stmt]
@@ -41,12 +41,12 @@ class Frame(NamedTuple):
 _EXITS = (ast.Return, ast.Continue, ast.Break)
 
 
-def position(frames: tuple[Frame, ...] | list[Frame]) -> Position:
+def position(frames: tuple[PathStep, ...] | list[PathStep]) -> Position:
     """The lookup position of the statement the frames lead to."""
     return tuple((f.block, f.at) for f in frames)
 
 
-def _is_elif(node: ast.stmt, outer: Frame) -> bool:
+def _is_elif(node: ast.stmt, outer: PathStep) -> bool:
     """True when `node` is written `elif` (the lone statement of its parent `if`'s else)."""
     entry = outer.entry
     return (
@@ -148,7 +148,7 @@ class GuardChains:
         self._exit_indices: dict[int, list[int]] = {}
         self._exits: dict[tuple[int, int], Condition] = {}
 
-    def chain(self, frames: tuple[Frame, ...]) -> tuple[tuple[Condition, ...], int | None]:
+    def chain(self, frames: tuple[PathStep, ...]) -> tuple[tuple[Condition, ...], int | None]:
         """The conditions guarding the statement `frames` lead to, and the outermost guard line."""
         conditions: list[Condition] = []
         outermost: int | None = None
@@ -164,7 +164,7 @@ class GuardChains:
         return tuple(conditions), outermost
 
     def _entry(
-        self, entry: BlockEntry, elif_: bool, outer: tuple[Frame, ...]
+        self, entry: BlockEntry, elif_: bool, outer: tuple[PathStep, ...]
     ) -> tuple[Condition, ...]:
         key = (id(entry.node), entry.branch, id(entry.item), elif_)
         found = self._entries.get(key)
@@ -176,7 +176,7 @@ class GuardChains:
             )
         return found
 
-    def _early_exits(self, frame: Frame, outer: tuple[Frame, ...]) -> list[Condition]:
+    def _early_exits(self, frame: PathStep, outer: tuple[PathStep, ...]) -> list[Condition]:
         block = frame.block
         indices = self._exit_indices.get(id(block))
         if indices is None:

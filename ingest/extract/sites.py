@@ -2,7 +2,7 @@
 
 Raises are statements, so the walk visits statement lists only (never expressions), and only the
 statements whose line span mentions an exception name (a `raise X(...)` always spells X inside
-its own span), so most of a large file is never visited. It keeps a path of `Frame`s from the
+its own span), so most of a large file is never visited. It keeps a path of `PathStep`s from the
 enclosing scope's body down to the current block; when a raise of a configured exception is found,
 that path gives its guard chain, the positions for name lookups, and its qualified name, so
 nothing needs a second walk of the tree.
@@ -15,7 +15,7 @@ from bisect import bisect_left
 from typing import NamedTuple
 
 from errkb.core.records import Segment, Site, Template
-from errkb.ingest.extract.conditions import BlockEntry, Frame, GuardChains, position
+from errkb.ingest.extract.conditions import BlockEntry, GuardChains, PathStep, position
 from errkb.ingest.extract.scope import Scope
 from errkb.ingest.extract.snippet import snippet_for
 from errkb.ingest.extract.source import SourceLines
@@ -110,7 +110,7 @@ class SiteFinder:
     def _block(
         self,
         block: list[ast.stmt],
-        outer: tuple[Frame, ...],
+        outer: tuple[PathStep, ...],
         entry: BlockEntry | None,
         here: _InScope,
         names: tuple[str, ...],
@@ -121,22 +121,22 @@ class SiteFinder:
             if isinstance(stmt, ast.Raise):
                 name = raised_name(stmt.exc)
                 if name in self.exceptions and stmt.exc is not None:
-                    frames = (*outer, Frame(block, index, entry))
+                    frames = (*outer, PathStep(block, index, entry))
                     self._site(stmt, stmt.exc, name, frames, here, names)
                 continue
             if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
-                self._scope(stmt, (*outer, Frame(block, index, entry)), here.scope, names)
+                self._scope(stmt, (*outer, PathStep(block, index, entry)), here.scope, names)
                 continue
             branches = _branches(stmt)
             if branches:
-                frames = (*outer, Frame(block, index, entry))
+                frames = (*outer, PathStep(block, index, entry))
                 for child, child_entry in branches:
                     self._block(child, frames, child_entry, here, names)
 
     def _scope(
         self,
         node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
-        frames: tuple[Frame, ...],
+        frames: tuple[PathStep, ...],
         parent: Scope,
         names: tuple[str, ...],
     ) -> None:
@@ -151,7 +151,7 @@ class SiteFinder:
         stmt: ast.Raise,
         exc: ast.expr,
         name: str,
-        frames: tuple[Frame, ...],
+        frames: tuple[PathStep, ...],
         here: _InScope,
         names: tuple[str, ...],
     ) -> None:

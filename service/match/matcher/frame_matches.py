@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.service.match.matcher.frames import REACH, Frame, innermost_frames, pinned_sites
-from errkb.service.match.matcher.index import Entry, MatchIndex, Site
+from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
 from errkb.service.match.matcher.normalize import Prepared
 from errkb.service.match.matcher.score import frame_score
 
@@ -22,7 +22,7 @@ class FrameHit:
 
     entry: int
     frame: Frame
-    sites: tuple[Site, ...]
+    sites: tuple[FrameSite, ...]
 
 
 def frame_hits(index: MatchIndex, squeezed: str) -> list[FrameHit]:
@@ -41,7 +41,7 @@ def explained(hit: FrameHit, message_starts: list[int]) -> bool:
     return any(hit.frame.end < q <= hit.frame.end + REACH for q in message_starts)
 
 
-def scored_hit(hit: FrameHit, entry: Entry, squeezed: str, sharing: int) -> float:
+def scored_hit(hit: FrameHit, entry: CompiledTemplate, squeezed: str, sharing: int) -> float:
     """How sure the frame alone makes the match (see `score.frame_score`)."""
     function_named = any(hit.frame.tail.startswith(s.function) for s in hit.sites)
     window = squeezed[hit.frame.end : hit.frame.end + REACH]

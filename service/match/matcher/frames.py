@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from errkb.service.match.matcher.index import Site
+from errkb.service.match.matcher.index import FrameSite
 
 MAX_INNERMOST = 64  # tracebacks whose innermost frame is looked up, from the end of the text
 _MAX_SCAN = 1024  # frames read at most, from the end (a body of only frames costs no more)
@@ -115,14 +115,14 @@ def _breaks(sq: str, start: int, end: int) -> bool:
     return any(sq.find(marker, start, end) >= 0 for marker in _BREAKS)
 
 
-def pinned_sites(frame: Frame, sites: tuple[Site, ...]) -> list[Site]:
+def pinned_sites(frame: Frame, sites: tuple[FrameSite, ...]) -> list[FrameSite]:
     """The sites this frame points at: path suffix and line, narrowed by function when possible."""
     hits = [s for s in sites if _path_matches(frame.path, s) and s.line <= frame.line <= s.end_line]
     named = [s for s in hits if frame.tail.startswith(s.function)]
     return named or hits
 
 
-def _path_matches(path: str, site: Site) -> bool:
+def _path_matches(path: str, site: FrameSite) -> bool:
     tail = site.module_path
     return path == tail or path.endswith("/" + tail) or path.endswith("/" + site.path)
 

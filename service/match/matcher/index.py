@@ -50,7 +50,7 @@ class ErrorRow:
 
 
 @dataclass(frozen=True, slots=True)
-class Site:
+class FrameSite:
     """A raise site prepared for traceback comparison."""
 
     path: str
@@ -64,8 +64,8 @@ class Site:
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
-    """A compiled template: squeezed literal pieces and the placeholders around them."""
+class CompiledTemplate:
+    """A message template compiled for matching: squeezed literal pieces and the placeholders around them."""
 
     id: str
     title: str
@@ -74,7 +74,7 @@ class Entry:
     gaps: tuple[tuple[str, ...], ...]  # gaps[i]: placeholders before pieces[i]; gaps[-1]: after
     literal_len: int
     anchors: tuple[int, ...]  # pieces to seed an alignment from, best first (see align)
-    sites: tuple[Site, ...]
+    sites: tuple[FrameSite, ...]
     snapshots: tuple[str, ...]  # labels in snapshot order
     roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
 
@@ -83,7 +83,7 @@ class Entry:
 class MatchIndex:
     """Everything a request needs, immutable once built."""
 
-    entries: tuple[Entry, ...]
+    entries: tuple[CompiledTemplate, ...]
     postings: Mapping[bytes, tuple[tuple[int, float], ...]]  # word -> (entry, share of its key)
     generation: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
@@ -133,7 +133,7 @@ class RaiseLines:
         return found
 
 
-def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
+def compile_entry(row: ErrorRow) -> tuple[CompiledTemplate, list[bytes]]:
     """The compiled entry for one error row and its distinct literal words."""
     pieces: list[str] = []
     gaps: list[list[str]] = [[]]
@@ -160,7 +160,7 @@ def compile_entry(row: ErrorRow) -> tuple[Entry, list[bytes]]:
         )
     )
     snapshots = tuple(dict.fromkeys(s.snapshot for s in sites))
-    entry = Entry(
+    entry = CompiledTemplate(
         id=row.id,
         title=row.title,
         exception=row.exception,
@@ -185,18 +185,18 @@ def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
     return found
 
 
-def _roots(sites: tuple[Site, ...]) -> tuple[str, ...]:
+def _roots(sites: tuple[FrameSite, ...]) -> tuple[str, ...]:
     """Top-level folders of the sites; none when a site sits at the top (nothing to compare)."""
     if any("/" not in s.module_path for s in sites):
         return ()
     return tuple(sorted({s.module_path.split("/", 1)[0] for s in sites}))
 
 
-def _site(o: OccurrenceRow) -> Site:
+def _site(o: OccurrenceRow) -> FrameSite:
     module_path = o.path
     if o.path_prefix and module_path.startswith(o.path_prefix):
         module_path = module_path[len(o.path_prefix) :]
-    return Site(
+    return FrameSite(
         path=o.path,
         module_path=module_path,
         line=o.line,
@@ -210,7 +210,7 @@ def _site(o: OccurrenceRow) -> Site:
 
 def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     """Compile every error with some literal text and post its words."""
-    entries: list[Entry] = []
+    entries: list[CompiledTemplate] = []
     entry_words: list[list[bytes]] = []
     opaque = 0
     for row in rows:
@@ -256,7 +256,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     )
 
 
-def _raise_lines(entries: list[Entry]) -> dict[str, RaiseLines]:
+def _raise_lines(entries: list[CompiledTemplate]) -> dict[str, RaiseLines]:
     """Distinct raise spans per file name: a site unchanged over many snapshots counts once."""
     found: dict[str, set[tuple[int, int, int]]] = {}
     for e, entry in enumerate(entries):

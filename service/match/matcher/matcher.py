@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from errkb.service.match.matcher import frame_matches
 from errkb.service.match.matcher.align import Alignment, alignments
 from errkb.service.match.matcher.frames import Frame, frame_before, is_foreign, pinned_sites
-from errkb.service.match.matcher.index import Entry, MatchIndex, Site
+from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
 from errkb.service.match.matcher.normalize import Prepared, prepare, words
 from errkb.service.match.matcher.score import match_score
 
@@ -31,12 +31,12 @@ _MIN_QUOTED = 16  # squeezed characters of a quoted opening that can tell errors
 class Match:
     """One error shown by the text, with its evidence."""
 
-    entry: Entry
+    entry: CompiledTemplate
     score: float
     start: int  # input offsets of the span
     end: int
     params: dict[str, str]
-    site: Site | None  # the raise site a traceback frame pinned
+    site: FrameSite | None  # the raise site a traceback frame pinned
     site_line: int | None  # the line the frame reported
     snapshots: tuple[str, ...]  # snapshot labels consistent with the input
     matched: int  # literal characters found
@@ -118,18 +118,18 @@ def _with_frames(
 
 @dataclass(frozen=True, slots=True)
 class _Scored:
-    entry: Entry
+    entry: CompiledTemplate
     alignment: Alignment
     score: float
     frame: Frame | None
-    pinned: tuple[Site, ...]
+    pinned: tuple[FrameSite, ...]
 
 
 def _rank(s: _Scored) -> tuple[float, int, int, str]:
     return (-s.score, -s.alignment.matched, s.alignment.starts[s.alignment.first], s.entry.id)
 
 
-def _score(entry: Entry, al: Alignment, prep: Prepared) -> _Scored:
+def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     sq = prep.squeezed
     q0 = al.starts[al.first]
     lead = al.first == 0 and bool(entry.gaps[0])
@@ -156,7 +156,7 @@ def _score(entry: Entry, al: Alignment, prep: Prepared) -> _Scored:
     return _Scored(entry, al, score, frame, pinned)
 
 
-def _quoted_opening(entry: Entry, al: Alignment, prep: Prepared) -> bool:
+def _quoted_opening(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:
     """True when the text quotes the message's opening words in prose (`raised `Unknown
     quantization method``): the found part starts the template, is long enough to tell errors
     apart, and sits between a pair of quotes. The rest was never shown, as with a cut text."""
