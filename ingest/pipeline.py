@@ -13,7 +13,14 @@ from typing import Any
 from sqlalchemy import Engine
 
 from errkb.core.flag_catalog import flag_catalog
-from errkb.core.records import ExtractConfig, FileResult, FlagDef, Site
+from errkb.core.records import (
+    ExtractConfig,
+    FileResult,
+    FlagDef,
+    Site,
+    SnapshotKind,
+    SnapshotStatus,
+)
 from errkb.ingest import store
 from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
@@ -31,9 +38,9 @@ class SnapshotSummary:
 
     repo: str
     label: str
-    kind: str
+    kind: SnapshotKind
     commit: str
-    status: str = "ingested"  # ingested | already ingested
+    status: SnapshotStatus = "ingested"
     files: int = 0
     files_parsed: int = 0
     cache_hits: int = 0

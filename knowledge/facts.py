@@ -20,6 +20,19 @@ Provenance = Literal[
     "derived:glossary",
     "ai",
 ]
+FixKind = Literal[
+    "report",
+    "advice",
+    "flag",
+    "request_field",
+    "environment",
+    "model",
+    "upgrade",
+    "downgrade",
+    "condition",
+]
+ChangeKind = Literal["moved", "line_changed", "added_site", "removed_site"]
+EventKind = Literal["message", "guard", "site added", "site removed"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,7 @@ class Fix:
     """One solution; `kind` is report | advice | flag | request_field | environment | model |
     upgrade | downgrade | condition (the generic one)."""
 
-    kind: str
+    kind: FixKind
     text: str
     provenance: tuple[Provenance, ...]
     flag: str | None = None
@@ -134,7 +147,7 @@ class ExampleFix:
 class Change:
     """A site that moved or changed line between two consecutive snapshots that raise it."""
 
-    kind: str  # moved | line_changed | added_site | removed_site
+    kind: ChangeKind
     from_snapshot: str
     to_snapshot: str
     from_site: str | None
@@ -147,7 +160,7 @@ class ChangeEvent:
     """A snapshot where the error's code changed from the previous snapshot that raises it."""
 
     snapshot: str
-    kinds: tuple[str, ...]  # "message", "guard", "site added", "site removed"
+    kinds: tuple[EventKind, ...]
     text: str
 
 

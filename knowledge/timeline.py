@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from errkb.knowledge.facts import (
     Change,
     ChangeEvent,
+    EventKind,
     Placement,
     SnapshotSites,
     TimelineFacts,
@@ -92,7 +93,7 @@ def changes_between(before: SnapshotSites, after: SnapshotSites) -> list[Change]
 
 def change_event(before: SnapshotSites, after: SnapshotSites) -> ChangeEvent | None:
     """What changed in the error's code from one snapshot that raises it to the next, if any."""
-    kinds: dict[str, list[str]] = {}
+    kinds: dict[EventKind, list[str]] = {}
     for a, b in _pairs(before.sites, after.sites):
         if a is not None and b is not None:
             if a.message != b.message:

@@ -20,6 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from errkb.core.records import SnapshotKind
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -59,7 +61,7 @@ class Snapshot(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), index=True)
     label: Mapped[str] = mapped_column(String(200))  # "0.5.18", "main@0132848349", folder label
-    kind: Mapped[str] = mapped_column(String(10))  # git | pypi | dir
+    kind: Mapped[SnapshotKind] = mapped_column(String(10))
     ref: Mapped[str | None] = mapped_column(String(300))
     commit: Mapped[str] = mapped_column(String(200))  # full SHA, version, or folder digest
     date: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -15,6 +15,12 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 SegmentKind = Literal["text", "placeholder"]
+# The statement a guard comes from (see Condition).
+ConditionKind = Literal["if", "elif", "while", "for", "with", "case", "except", "try"]
+# Where a snapshot was read from.
+SnapshotKind = Literal["git", "pypi", "dir"]
+# What an ingest did with one snapshot.
+SnapshotStatus = Literal["ingested", "already ingested"]
 
 
 @dataclass(frozen=True)
@@ -78,11 +84,11 @@ class Condition:
 
     `expr` is the source text of the test (ast.unparse). `holds` is False when the raise needs the
     test to be false (an earlier `if`/`elif` branch, or the `else` of a loop/try). `kind` says which
-    statement produced it: if | elif | else | while | for | try | except | with | match | case.
+    statement produced it (`ConditionKind`); a `try` guard's expr says which part of the try.
     `resolved` maps local names used in `expr` to the expression assigned to them before.
     """
 
-    kind: str
+    kind: ConditionKind
     expr: str
     holds: bool
     line: int

@@ -18,7 +18,7 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
-from errkb.core.records import Condition
+from errkb.core.records import Condition, ConditionKind
 from errkb.ingest.extract.scope import Assigned, Position, Scope
 
 
@@ -80,12 +80,12 @@ def _case_text(subject: ast.expr, case: ast.match_case) -> str:
 
 def _entry_conditions(
     entry: BlockEntry, elif_: bool
-) -> list[tuple[str, str, bool, int, list[ast.expr]]]:
+) -> list[tuple[ConditionKind, str, bool, int, list[ast.expr]]]:
     """(kind, expr, holds, line, expressions read) for entering one block."""
     node, branch = entry.node, entry.branch
     line = node.lineno
     if isinstance(node, ast.If):
-        kind = "elif" if elif_ else "if"
+        kind: ConditionKind = "elif" if elif_ else "if"
         return [(kind, ast.unparse(node.test), branch == "body", line, [node.test])]
     if isinstance(node, ast.While):
         return [("while", ast.unparse(node.test), branch == "body", line, [node.test])]
@@ -95,7 +95,7 @@ def _entry_conditions(
         exprs = [item.context_expr for item in node.items]
         return [("with", _with_text(node), True, line, exprs)]
     if isinstance(node, ast.Match):
-        out = []
+        out: list[tuple[ConditionKind, str, bool, int, list[ast.expr]]] = []
         for case in node.cases:
             holds = case is entry.item
             reads = [node.subject] + ([case.guard] if case.guard is not None else [])

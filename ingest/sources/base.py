@@ -14,13 +14,15 @@ from typing import Protocol
 
 from packaging.version import InvalidVersion, Version
 
+from errkb.core.records import SnapshotKind
+
 
 @dataclass(frozen=True)
 class SnapshotInfo:
     """Identity of one snapshot; (repo, kind, commit) is unique in the database."""
 
     label: str  # "0.5.18", "main@0132848349", a folder label
-    kind: str  # git | pypi | dir
+    kind: SnapshotKind
     ref: str | None  # the ref or requirement as the user gave it
     commit: str  # full SHA, version, or folder digest
     date: datetime | None

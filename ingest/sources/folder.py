@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from errkb.core.errors import SourceError
+from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
 
 
@@ -34,7 +35,7 @@ def _printable(name: str) -> str:
 class FolderSource:
     """A directory on this machine, labelled by the user."""
 
-    kind = "dir"
+    kind: SnapshotKind = "dir"
 
     def __init__(
         self, root: Path, label: str, *, path_prefix: str = "", max_bytes: int = 2_000_000

@@ -19,6 +19,7 @@ from pathlib import Path
 import git
 
 from errkb.core.errors import SourceError
+from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import (
     KNOWN_BATCH,
     KnownFiles,
@@ -96,7 +97,7 @@ def read_blob(blob: git.Blob) -> bytes:
 class GitSource:
     """One commit of a repository, named by any ref and pinned to its full SHA."""
 
-    kind = "git"
+    kind: SnapshotKind = "git"
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import (
     KNOWN_BATCH,
     KnownFiles,
@@ -35,7 +36,7 @@ _PLAIN = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 class PypiSource:
     """One release `name==version`, downloaded once into `cache_dir`."""
 
-    kind = "pypi"
+    kind: SnapshotKind = "pypi"
 
     def __init__(
         self,

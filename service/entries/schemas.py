@@ -11,25 +11,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from errkb.knowledge.intent import Intent
+from errkb.core.records import ConditionKind, FlagSide, Polarity, SegmentKind, SnapshotKind
+from errkb.knowledge.facts import ChangeKind, EventKind, FixKind, Provenance
+from errkb.knowledge.inputs import InputKind
+from errkb.knowledge.intent import Audience, Intent
 from errkb.service.datetimes import UtcDatetime
-
-Provenance = Literal[
-    "derived:message",
-    "derived:conditions",
-    "derived:flags",
-    "derived:history",
-    "derived:glossary",
-    "ai",
-]
-Polarity = Literal["on", "off", "eq", "ne", "in", "not_in", "other"]
-Side = Literal["message", "condition"]
 
 
 class SegmentOut(BaseModel):
     """One piece of the message template: literal text or a placeholder's source expression."""
 
-    kind: Literal["text", "placeholder"]
+    kind: SegmentKind
     text: str
     conversion: str | None = None
     format_spec: str | None = None
@@ -58,17 +50,7 @@ class Solution(BaseModel):
     report it upstream), request_field, environment, model (the input of that kind to change).
     """
 
-    kind: Literal[
-        "report",
-        "advice",
-        "flag",
-        "request_field",
-        "environment",
-        "model",
-        "upgrade",
-        "downgrade",
-        "condition",
-    ]
+    kind: FixKind
     text: str
     flag: str | None = None  # "--enable-unified-memory"
     command: str | None = None  # command-line fragment, e.g. "--disaggregation-mode null"
@@ -90,7 +72,7 @@ class ExampleFix(BaseModel):
 class WhoHitsIt(BaseModel):
     """Who is in a position to hit the error, and why that class."""
 
-    kind: Literal["user_input", "model_or_hardware", "internal"]
+    kind: Audience
     text: str
     provenance: list[Provenance] = Field(min_length=1)
 
@@ -98,7 +80,7 @@ class WhoHitsIt(BaseModel):
 class InputOut(BaseModel):
     """An input other than a flag that the guard or message involves."""
 
-    kind: Literal["request_field", "environment", "model_config", "hardware"]
+    kind: InputKind
     name: str
     owner: str = ""  # request class, or the config name it is read from
     default: str | None = None
@@ -124,7 +106,7 @@ class FlagOut(BaseModel):
     flag: str  # primary flag "--enable-unified-memory"
     flags: list[str] = []  # every alias
     dest: str
-    sides: list[Side]  # where it shows: the message text, a guard condition, or both
+    sides: list[FlagSide]  # where it shows: the message text, a guard condition, or both
     polarity: Polarity | None = None  # what the guard needs of it (None: message-only)
     value: str | None = None  # eq/ne/in/not_in: the compared value(s) as source text
     condition: str | None = None  # the guard condition text that reads it
@@ -140,7 +122,7 @@ class FlagOut(BaseModel):
 class ConditionOut(BaseModel):
     """One guard that must hold for control to reach the raise."""
 
-    kind: str
+    kind: ConditionKind
     expr: str
     holds: bool
     line: int
@@ -237,14 +219,14 @@ class ChangeEventOut(BaseModel):
     """A snapshot where the error's code changed from the previous snapshot that raises it."""
 
     snapshot: str
-    kinds: list[Literal["message", "guard", "site added", "site removed"]]
+    kinds: list[EventKind]
     text: str
 
 
 class TimelineChange(BaseModel):
     """An occurrence that moved file or line between two consecutive snapshots where it exists."""
 
-    kind: Literal["moved", "line_changed", "added_site", "removed_site"]
+    kind: ChangeKind
     from_snapshot: str
     to_snapshot: str
     from_site: str | None = None  # "path:line"
@@ -284,7 +266,7 @@ class SnapshotProvenance(BaseModel):
 
     repo: str
     snapshot: str
-    kind: str  # git | pypi | dir
+    kind: SnapshotKind
     commit: str
     date: UtcDatetime | None = None
     url: str | None = None  # link base of the snapshot

@@ -22,7 +22,6 @@ from xml.etree import ElementTree as ET
 from errkb.core.search.index import involved_flag_names
 from errkb.service.browse.queries import (
     ModuleTree,
-    crumbs,
     error_count,
     error_ids,
     error_summaries,
@@ -33,9 +32,10 @@ from errkb.service.browse.queries import (
     occurrence_rows,
     snapshot_labels,
 )
+from errkb.service.pages import contexts
 from errkb.service.pages.export_entries import write_entry_pages
 from errkb.service.pages.highlight import pygments_css
-from errkb.service.pages.render import STATIC, PageMeta, render
+from errkb.service.pages.render import STATIC
 from errkb.service.pages.urls import ExportLinks, flag_slug
 from errkb.service.queries import DbSession
 from errkb.service.search.queries import SearchResults, hits_for
@@ -104,25 +104,13 @@ def export_site(
 
     index = _search_index(session)
     out.write("search-index.json", json.dumps(index, separators=(",", ":")), page=False)
-    labels = snapshot_labels(session)
-    page = PageMeta(
-        title="Errors of the knowledge base",
-        description=f"Documentation of {len(ids)} errors, derived from the source code.",
+    page = contexts.index_page(
+        {"errors": len(ids), "snapshots": snapshot_labels(session)},
+        results=None,
+        search_index_url="search-index.json",
         canonical=_canonical(base, "index.html"),
     )
-    out.write(
-        "index.html",
-        render(
-            "index.html",
-            links=ExportLinks(0),
-            page=page,
-            heading="Error knowledge base",
-            stats={"errors": len(ids), "snapshots": labels},
-            results=None,
-            searching=False,
-            search_index_url="search-index.json",
-        ),
-    )
+    out.write("index.html", page.render(ExportLinks(0)))
     stats.modules = _write_modules(session, out, module_tree(session), base)
     stats.flags = _write_flags(session, out, base)
     _write_sitemap(outdir, out.pages, base)
@@ -148,65 +136,33 @@ def _results(session: DbSession, ids: set[str]) -> SearchResults:
 def _write_modules(session: DbSession, out: _Writer, tree: ModuleTree, base: str) -> int:
     count = 0
     for path in sorted(set(tree.children) | set(tree.files)):
-        is_file = path in tree.files and not tree.is_folder(path)
         rel = f"modules/{path}.html" if path else "modules/index.html"
-        total = len(tree.files[path]) if is_file else len(tree.under.get(path, ()))
-        where = f"{'in' if is_file else 'under'} {path or 'the code'}"
-        page = PageMeta(
-            title=path or "Modules",
-            description=f"{total} errors raised {where}",
-            canonical=_canonical(base, rel),
-        )
-        html = render(
-            "module.html",
-            links=ExportLinks(_depth(rel)),
-            page=page,
-            path=path,
-            crumbs=crumbs(path),
-            is_file=is_file,
-            children=[] if is_file else tree.listing(path),
-            total=total,
-            snapshot="",
-            results=_results(session, tree.files[path]) if is_file else None,
-            next_url=None,
-        )
-        out.write(rel, html)
+        results = _results(session, tree.files[path]) if path in tree.files else None
+        page = contexts.module_page(tree, path, results=results, canonical=_canonical(base, rel))
+        out.write(rel, page.render(ExportLinks(_depth(rel))))
         count += 1
     return count
 
 
 def _write_flags(session: DbSession, out: _Writer, base: str) -> int:
     summaries = flag_summaries(session)
-    page = PageMeta(
-        title="Flags",
-        description=f"{len(summaries)} command-line flags involved in errors",
-        canonical=_canonical(base, "flags/index.html"),
-    )
-    out.write(
-        "flags/index.html", render("flags.html", links=ExportLinks(1), page=page, flags=summaries)
-    )
+    page = contexts.flags_page(summaries, canonical=_canonical(base, "flags/index.html"))
+    out.write("flags/index.html", page.render(ExportLinks(1)))
     errors = flag_errors(session)
     defs = flag_definitions(session, sorted(errors))
     labels = labels_by_id(session)
     for s in summaries:
         rel = f"flags/{flag_slug(s.flag)}.html"
         flag_defs = defs.get(s.flag, [])
-        page = PageMeta(
-            title=s.flag,
-            description=(s.help or f"Errors involving {s.flag}")[:300],
+        defined_in = [labels[i] for i in sorted({d.snapshot_id for d in flag_defs})]
+        page = contexts.flag_page(
+            s.flag,
+            flag_defs,
+            _results(session, errors[s.flag]),
+            defined_in,
             canonical=_canonical(base, rel),
         )
-        html = render(
-            "flag.html",
-            links=ExportLinks(1),
-            page=page,
-            flag=s.flag,
-            definitions=flag_defs,
-            results=_results(session, errors[s.flag]),
-            defined_in=[labels[i] for i in sorted({d.snapshot_id for d in flag_defs})],
-            next_url=None,
-        )
-        out.write(rel, html)
+        out.write(rel, page.render(ExportLinks(1)))
     return len(summaries)
 
 

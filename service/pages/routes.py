@@ -18,16 +18,17 @@ from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import NotFound
 from errkb.service.browse.queries import (
-    crumbs,
     error_count,
     error_ids,
     flag_definitions,
+    flag_summaries,
     module_tree,
     snapshot_labels,
 )
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
 from errkb.service.http_cache import Fresh
+from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
 from errkb.service.pages.urls import ServerLinks
@@ -130,27 +131,16 @@ def index_page(
         limit=PAGE_SIZE,
         cursor=cursor or None,
     )
-    stats = _stats(session)
     searching = bool(q or snapshot or path or flag)
-    title = f"Search: {q}" if q else "Errors of the knowledge base"
-    page = PageMeta(
-        title=title,
-        description=f"Search {stats['errors']} errors by message, path and flag, or paste a "
-        "traceback to find which error it shows.",
+    page = contexts.index_page(
+        _stats(session),
+        results=results,
+        q=q,
+        searching=searching,
+        pager=_pager(links, results, n),
         canonical=_canonical(request, settings.public_url, "/"),
     )
-    body = render(
-        "index.html",
-        links=links,
-        page=page,
-        heading="Error knowledge base",
-        stats=stats,
-        results=results,
-        header_q=q if searching else "",
-        searching=searching,
-        **_pager(links, results, n),
-    )
-    return _html(body, v.headers())
+    return _html(page.render(links), v.headers())
 
 
 async def _form_text(request: Request, limit: int) -> str:
@@ -202,38 +192,15 @@ def module_page(
             next_url = f"{links.modules(path)}?cursor={results.next_cursor}" + (
                 f"&snapshot={snapshot}" if snapshot else ""
             )
-    total = len(tree.files[path]) if is_file else len(tree.under.get(path, ()))
-    page = PageMeta(
-        title=path or "Modules",
-        description=f"{total} errors raised {'in' if is_file else 'under'} {path or 'the code'}",
-    )
-    body = render(
-        "module.html",
-        links=links,
-        page=page,
-        path=path,
-        crumbs=crumbs(path),
-        is_file=is_file,
-        children=[] if is_file else tree.listing(path),
-        total=total,
-        snapshot=snapshot,
-        results=results,
-        next_url=next_url,
-    )
-    return _html(body, v.headers())
+    page = contexts.module_page(tree, path, results=results, next_url=next_url, snapshot=snapshot)
+    return _html(page.render(links), v.headers())
 
 
 @router.get("/flags/", response_class=HTMLResponse)
 def flags_page(request: Request, session: SessionDep, v: Fresh, snapshot: str = "") -> Response:
     """Every flag that errors name or check, with counts."""
-    from errkb.service.browse.queries import flag_summaries
-
-    flags = flag_summaries(session, snapshot or None)
-    page = PageMeta(
-        title="Flags", description=f"{len(flags)} command-line flags involved in errors"
-    )
-    body = render("flags.html", links=_links(request), page=page, flags=flags)
-    return _html(body, v.headers())
+    page = contexts.flags_page(flag_summaries(session, snapshot or None))
+    return _html(page.render(_links(request)), v.headers())
 
 
 @router.get("/flags/{slug}", response_class=HTMLResponse)
@@ -247,24 +214,11 @@ def flag_page(
     defs = flag_definitions(session, [flag]).get(flag, [])
     if not defs and not results.total:
         raise NotFound(f"no flag {flag} is known")
-    defined_in = sorted({d.snapshot_id for d in defs})
     labels = labels_by_id(session)
     next_url = f"{links.flag(flag)}?cursor={results.next_cursor}" if results.next_cursor else None
-    page = PageMeta(
-        title=flag,
-        description=(defs[0].help if defs and defs[0].help else f"Errors involving {flag}")[:300],
-    )
-    body = render(
-        "flag.html",
-        links=links,
-        page=page,
-        flag=flag,
-        definitions=defs,
-        results=results,
-        defined_in=[labels[i] for i in defined_in if i in labels],
-        next_url=next_url,
-    )
-    return _html(body, v.headers())
+    defined_in = [labels[i] for i in sorted({d.snapshot_id for d in defs}) if i in labels]
+    page = contexts.flag_page(flag, defs, results, defined_in, next_url=next_url)
+    return _html(page.render(links), v.headers())
 
 
 @router.get("/sitemap.xml")

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from errkb.core.records import SnapshotKind
 from errkb.service.datetimes import UtcDatetime
 
 
@@ -14,7 +15,7 @@ class SnapshotOut(BaseModel):
 
     repo: str
     label: str
-    kind: str  # git | pypi | dir
+    kind: SnapshotKind
     ref: str | None
     commit: str
     date: UtcDatetime | None

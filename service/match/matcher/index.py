@@ -65,7 +65,8 @@ class FrameSite:
 
 @dataclass(frozen=True, slots=True)
 class CompiledTemplate:
-    """A message template compiled for matching: squeezed literal pieces and the placeholders around them."""
+    """A message template compiled for matching: squeezed literal pieces and the placeholders
+    around them."""
 
     id: str
     title: str
