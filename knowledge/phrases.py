@@ -98,10 +98,15 @@ class Speaker:
         self.resolving: set[str] = set()  # locals being said (`x = x or y` must not loop)
 
     def _local(self, name: str) -> ast.expr | None:
-        """The expression a local stands for, unless it is already being said."""
+        """The expression a local stands for, unless it is already being said. A local first
+        bound to a literal list, dict or set (`tokens = []`) is an accumulator filled later:
+        its first value says nothing, so its name is said instead."""
         if name in self.resolving or name not in self.resolved:
             return None
-        return _parse(self.resolved[name])
+        inner = _parse(self.resolved[name])
+        if isinstance(inner, ast.List | ast.Dict | ast.Set | ast.Tuple):
+            return None
+        return inner
 
     # -- nouns ------------------------------------------------------------------------------
 
@@ -126,6 +131,8 @@ class Speaker:
                 return f"the environment variable {found.name}"
             if found.kind == "model_config":
                 self.subject = "the model"
+                if not found.name:  # the config object itself: `quant_config`
+                    return f"the model's {phrase(found.owner, self.glossary)}"
                 return f"the model's {phrase(found.name.split('.')[-1], self.glossary)} setting"
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
@@ -211,8 +218,9 @@ class Speaker:
             return self._truth(inner, False)
         if isinstance(node, ast.BoolOp):
             joined = [self.say(v) for v in node.values]
-            if isinstance(node.op, ast.Or):
-                return "either " + ", or ".join(joined)
+            if isinstance(node.op, ast.Or):  # a nested "either" (a local standing for an
+                # `or`) joins the outer list rather than opening a second one
+                return "either " + ", or ".join(j.removeprefix("either ") for j in joined)
             return " and ".join(joined)
         if isinstance(node, ast.Compare):
             return self._compare(node)
@@ -241,9 +249,14 @@ class Speaker:
                 self.resolving.add(node.id)
                 said = self.say(inner if holds else negate(inner))
                 self.resolving.discard(node.id)
-                if pred is not None:
+                # `pd_enabled`: "PD disaggregation is enabled (<what it stands for>)"; but a
+                # name that opens with its verb (`is_dsv4`, `has_mtp`) adds nothing to the
+                # clause it stands for, and "DeepSeek-V4 is not is" would be nonsense.
+                if pred is not None and not node.id.lstrip("_").startswith(pred[0] + "_"):
                     what = phrase(pred[1], self.glossary)
                     return f"{what} is {'' if holds else 'not '}{_participle(pred[0])} ({said})"
+                if pred is not None:
+                    return said
                 if "`" not in said:
                     return said
         if isinstance(node, ast.Call):
@@ -404,11 +417,19 @@ class Speaker:
         place = self.noun(where)
         return f"{subject} is {'' if inside else 'not '}in {place}"
 
+    def _walk(self, node: ast.expr) -> list[ast.AST]:
+        """`ast.walk`, also into what the locals it reads stand for (one level)."""
+        out = list(ast.walk(node))
+        for sub in out[:]:
+            if isinstance(sub, ast.Name) and (inner := self._local(sub.id)) is not None:
+                out += ast.walk(inner)
+        return out
+
     def group(self, nodes: list[ast.expr]) -> tuple[str, bool]:
         """Conjuncts of one fact as one clause; (text, False) when any is only quoted code."""
         self.subject = None
         for n in nodes:  # a model setting anywhere in the group makes "the model" its subject
-            for sub in ast.walk(n):
+            for sub in self._walk(n):
                 if isinstance(sub, ast.expr):
                     found = self.finder.of(sub)
                     if found is not None and found.kind == "model_config":

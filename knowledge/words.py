@@ -44,8 +44,12 @@ def phrase(name: str, glossary: Mapping[str, str]) -> str:
     words: list[str] = []
     for p in parts(name):
         w = glossary.get(p, p)
+        if words and words[-1].endswith(" of") and w == "of":
+            continue  # `num_of_layers`: "number of layers", not "number of of layers"
         if not words or words[-1] != w:
             words.append(w)
+    if len(words) > 1 and words[-1].endswith(" of"):
+        words[-1] = words[-1].removesuffix(" of")  # `layer_num`: "layer number"
     return " ".join(words)
 
 

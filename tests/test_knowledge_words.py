@@ -85,6 +85,17 @@ def test_reference_guard_reads_as_four_facts_with_the_glossary() -> None:
     ]
 
 
+def test_a_local_named_like_a_predicate_reads_as_what_it_stands_for() -> None:
+    """0.5.19's guard names the call `is_dsv4`: said as the call ("the model is not DeepSeek
+    V4"), never "DeepSeek-V4 is not is (...)"; `pd_enabled` keeps its name as the subject."""
+    dsv4 = (("is_dsv4", "is_deepseek_v4(self.model_config.hf_config)"),)
+    said = facts(site([Condition("elif", "self.is_hybrid_swa and (not is_dsv4)", True, 1, dsv4)]))
+    assert said == ["the model is hybrid sliding-window attention (SWA) and is not DeepSeek V4"]
+    pd = (("pd_enabled", "get_disagg().disaggregation_mode != 'null'"),)
+    (said_pd,) = facts(site([Condition("if", "pd_enabled", True, 1, pd)]))
+    assert said_pd.startswith("prefill/decode (PD) disaggregation is enabled ("), said_pd
+
+
 def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
     s = site(
         [
@@ -117,6 +128,31 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
 def test_guards_in_english(expr: str, words: str) -> None:
     (said,) = facts(site([Condition("if", expr, True, 1)]))
     assert words in said and "`" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("expr", "resolved", "words"),
+    [
+        # an accumulator (`tokens = []`, appended to later) is said by its name, not as `[]`
+        ("not tokens", (("tokens", "[]"),), "tokens is unset or empty"),
+        # the model's config object itself, not one of its settings
+        ("quant_config is not None", (), "the model's quantization configuration is set"),
+        # a glossary "number of" at the end of a name, or before "of"
+        ("pool.layer_num != 0", (), "the layer number of pool is not 0"),
+        ("num_of_layers > 2", (), "number of layers is more than 2"),
+        # a local standing for an `or`, inside an `or`: one list, not "either either"
+        (
+            "skip or get_world_size() == 1",
+            (("skip", "self.skip_sequence_parallel or override"),),
+            "either the skip sequence parallel is set, or override is set, or the world size is 1",
+        ),
+    ],
+)
+def test_names_and_locals_in_english(
+    expr: str, resolved: tuple[tuple[str, str], ...], words: str
+) -> None:
+    (said,) = facts(site([Condition("if", expr, True, 1, resolved)]))
+    assert said == words
 
 
 def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None:
