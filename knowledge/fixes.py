@@ -194,7 +194,11 @@ def solutions(
         + input_fixes.model_fixes(r)
     )
     ups, downs = _history_fixes(tl, project, releases, pypi_name)
-    out = report + advice + flag_fixes + inputs + ups
+    if report:  # an internal invariant: the message's own words, then a release without it,
+        # come before reporting it upstream
+        out = advice + ups + report + flag_fixes + inputs
+    else:
+        out = advice + flag_fixes + inputs + ups
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)
     rules = message.rules(site.template)
