@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from errkb.core.records import FlagDef, FlagLink
+from errkb.core.records import FlagDef, FlagLink, FlagSide, Polarity
 
 Provenance = Literal[
     "derived:message",
@@ -41,8 +41,8 @@ class Involvement:
 
     flag: str
     dest: str
-    sides: tuple[str, ...]
-    polarity: str | None = None
+    sides: tuple[FlagSide, ...]
+    polarity: Polarity | None = None
     value: str | None = None
     condition: str | None = None
     required: bool = False

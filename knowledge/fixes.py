@@ -8,6 +8,7 @@ guard that must stop holding, the value the message reports) instead of inventin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
@@ -230,7 +231,7 @@ def example_fix(
     releases: Collection[str] = (),
 ) -> ExampleFix | None:
     """Before/after: flags, a request body, an environment line, or the release to move to."""
-    found = _flag_example(site, flags, launch_command)
+    found = _flag_example(site, flags, launch_command, reading)
     if found is None and reading is not None:
         found = input_fixes.request_example(reading) or input_fixes.environment_example(
             reading, launch_command
@@ -264,8 +265,26 @@ def _version_example(
     return None
 
 
+def _other_facts(site: Site, flags: list[Involvement], reading: Reading | None) -> list[str]:
+    """What else the guard needs besides the command line's flags: the facts in words when
+    the site was read (`reading`), else the conditions' clauses."""
+    named = [f.flag for f in flags if f.in_condition]
+    if reading is not None:
+        return [
+            fact.text
+            for fact in reading.facts
+            if not any(re.search(rf"{re.escape(flag)}\b", fact.text) for flag in named)
+        ]
+    return [
+        c
+        for cond in site.conditions
+        for c in condition_clauses(cond, flags)
+        if not any(c.startswith(flag + " ") for flag in named)
+    ]
+
+
 def _flag_example(
-    site: Site, flags: list[Involvement], launch_command: str | None
+    site: Site, flags: list[Involvement], launch_command: str | None, reading: Reading | None
 ) -> ExampleFix | None:
     """Before/after command lines: before sets the flags so the guard holds, after escapes it."""
     guarded = [f for f in flags if f.in_condition and f.required and f.cli]
@@ -291,18 +310,13 @@ def _flag_example(
     after_cmd = " ".join([launch, *(a for v in after.values() for a in v)])
     if before_cmd == after_cmd:
         return None
-    others = [
-        c
-        for cond in site.conditions
-        for c in condition_clauses(cond, flags)
-        if not any(c.startswith(f.flag + " ") for f in flags if f.in_condition)
-    ]
+    others = _other_facts(site, flags, reading)
     notes = [f"After: {esc.text[:1].lower() + esc.text[1:]}, so the guard no longer holds."]
     if unset:
         notes.append("Before also needs " + "; ".join(flag_state(f) for f in unset) + ".")
     if others:
         notes.append(
-            "The guard also needs state the command line does not set: "
+            "The error also needs what the command line does not set: "
             + "; ".join(others[:4])
             + ("; …" if len(others) > 4 else "")
             + "."

@@ -6,6 +6,7 @@ Hand-built sites, the default pins' glossary, no database.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 
@@ -83,6 +84,15 @@ def test_reference_guard_reads_as_four_facts_with_the_glossary() -> None:
         "and has no Mamba-like configuration",
         "prefill/decode (PD) disaggregation is enabled (--disaggregation-mode is not null)",
     ]
+    # the example fix's note says the rest of the guard in the same words, not as code
+    needed = [dataclasses.replace(f, required=True) for f in (eum, dm)]
+    ex = explain_error(ref, needed, None, project="sglang", vocabulary=VOCAB, launch_command=LAUNCH)
+    assert ex.example_fix is not None and ex.example_fix.note is not None
+    assert (
+        "needs what the command line does not set: there is no request to token pool; the "
+        "model is hybrid" in ex.example_fix.note
+    ), ex.example_fix.note
+    assert "`" not in ex.example_fix.note, ex.example_fix.note
 
 
 def test_a_local_named_like_a_predicate_reads_as_what_it_stands_for() -> None:
