@@ -58,6 +58,7 @@ class Job:
 
     engine: Engine
     workers: int = 0  # 0 = every core
+    workers_nice: int = 0  # niceness the parse processes add to this one's
     before_commit: Callable[[], None] | None = None
 
 
@@ -107,7 +108,7 @@ def _ingest(
 ) -> None:
     """Read, parse, link and store one snapshot, filling in `summary`."""
     progress.phase(f"{info.label}: reading", None)
-    with Workers(job.workers) as workers:
+    with Workers(job.workers, nice=job.workers_nice) as workers:
         preparer = SitePreparer(repo.name)
         work = FileResults(config, job.engine, workers, on_result=preparer.add)
         try:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
 from errkb.core.lifeline import exit_with
+from errkb.core.priority import lower_priority
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.extract import extract_file
 from errkb.ingest.extract.incremental import Split, extract_by_units, split_file
@@ -107,10 +108,11 @@ def _ready() -> None:
 _in_worker = False  # set in worker processes only
 
 
-def _init_worker(parent_pid: int) -> None:
+def _init_worker(parent_pid: int, nice: int) -> None:
     global _in_worker
     _in_worker = True
     exit_with(parent_pid)
+    lower_priority(nice)  # parsing is batch work: the server on the same machine comes first
     # Syntax trees are acyclic, yet building them makes the cyclic GC scan the growing heap over
     # and over (~10% of parse time). Workers collect once per chunk instead (`_collect`), and
     # what the process holds from start-up is frozen out of those collections.
@@ -125,10 +127,14 @@ def _collect() -> None:
 
 
 class Workers:
-    """A process pool started on first use; small jobs run inline, where starting costs more."""
+    """A process pool started on first use; small jobs run inline, where starting costs more.
 
-    def __init__(self, count: int = 0) -> None:
+    `nice` is added to the workers' niceness (`ERRKB_WORKERS_NICE`).
+    """
+
+    def __init__(self, count: int = 0, *, nice: int = 0) -> None:
         self.count = count or os.cpu_count() or 1
+        self.nice = nice
         self._pool: Executor | None = None
 
     def map(
@@ -161,7 +167,7 @@ class Workers:
                 max_workers=self.count,
                 mp_context=context,
                 initializer=_init_worker,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid(), self.nice),
             )
             with _main_hidden():  # the processes start on these first submits
                 for _ in range(self.count):

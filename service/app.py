@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        sys.setswitchinterval(settings.switch_interval_ms / 1000)
         engine = engine_from_settings(settings)
         try:
             prepare_schema(engine, settings)  # under the migration lock: workers may race
@@ -59,9 +61,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def not_modified(_: Request, exc: NotModified) -> Response:
         return not_modified_response(exc.validators)
 
-    from errkb.service.health import router as api_router
+    from errkb.service.health import install_health
 
-    app.include_router(api_router)
+    install_health(app)
     from errkb.service.pages.routes import install_pages
     from errkb.service.search.routes import router as search_router
 

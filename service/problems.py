@@ -14,11 +14,17 @@ from typing import Any
 from fastapi import FastAPI, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from errkb.core.errors import BadInput, ErrkbError
+from errkb.core.errors import BadInput, ErrkbError, Unavailable
 from errkb.service.security import CSP, HEADERS
 
 _JSON_PREFIXES = ("/api/", "/healthz", "/openapi.json")
-_HEADINGS = {404: "Not found", 413: "Too large", 422: "That did not work", 500: "Server error"}
+_HEADINGS = {
+    404: "Not found",
+    413: "Too large",
+    422: "That did not work",
+    500: "Server error",
+    503: "Busy or unavailable",
+}
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{heading} - errkb</title></head>
 <body><main><h1>{heading}</h1><p>{message}</p><p><a href="/">Back to the index</a></p></main>
@@ -59,9 +65,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def handled(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ErrkbError)
         loc = exc.loc if isinstance(exc, BadInput) else ()
-        return problem_response(
+        response = problem_response(
             request.url.path, request.headers.get("accept", ""), exc.status_code, exc.message, loc
         )
+        if isinstance(exc, Unavailable) and exc.retry_after is not None:
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     async def crashed(request: Request, exc: Exception) -> Response:
         # The traceback goes to the server log (Starlette re-raises after this answer), never

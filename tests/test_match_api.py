@@ -146,3 +146,51 @@ def test_index_is_rebuilt_after_an_ingest_without_dropping_requests(
     assert before == []
     assert during in ([], after)
     assert after == ["Unsupported layout {layout!r} for the paged KV cache"]
+
+
+def test_a_full_match_queue_answers_503_with_retry_after(db_url: str, tmp_path: Path) -> None:
+    """With `match_queue` matches under way, one more is refused at once, and later accepted."""
+    ingest_version(db_url, tmp_path, 1)
+    more = asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        yield f"ValueError: {SWA}\n".encode()
+        await more.wait()  # the first match holds its place while its body arrives
+        yield b"INFO done\n"
+
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[httpx.Response]:
+        first = asyncio.create_task(client.post("/api/match", content=slow_body()))
+        while app.state.matcher.held < 2:
+            await asyncio.sleep(0.01)
+        refused = await client.post("/api/match", content=f"ValueError: {SWA}")
+        refused_page = await client.post(
+            "/api/match", content="x", headers={"accept": "text/html"}
+        )
+        more.set()
+        answered = await first
+        again = await client.post("/api/match", content=f"ValueError: {SWA}")
+        spec = (await client.get("/openapi.json")).json()
+        return [refused, refused_page, answered, again, spec]
+
+    async def both(client: httpx.AsyncClient, app: Any) -> list[Any]:
+        second = asyncio.create_task(client.post("/api/match", content=slow_body()))
+        try:
+            return await scenario(client, app)
+        finally:
+            more.set()
+            await second
+
+    settings = _settings(db_url, tmp_path, match_queue=2)
+    refused, refused_page, answered, again, spec = _run(settings, both)
+    assert refused.status_code == 503
+    assert int(refused.headers["retry-after"]) >= 1
+    detail = refused.json()["detail"]
+    assert detail.startswith("the server is already matching 2 texts")
+    assert f"in about {refused.headers['retry-after']} seconds" in detail
+    assert refused_page.status_code == 503  # the API answers JSON to a browser too
+    assert refused_page.headers["content-type"] == "application/json"
+    for response in (answered, again):
+        assert response.status_code == 200
+        assert response.json()["matches"][0]["id"] == swa_id()
+    declared = spec["paths"]["/api/match"]["post"]["responses"]["503"]
+    assert "integer" in str(declared["headers"]["Retry-After"])

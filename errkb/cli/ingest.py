@@ -108,7 +108,7 @@ def ingest(
         except ErrkbError as exc:
             _error(exc.message)
             raise typer.Exit(exit_code(exc)) from exc
-        job = Job(engine=engine, workers=settings.workers)
+        job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),

@@ -39,6 +39,16 @@ class ConfigError(ErrkbError):
     """pins.toml or settings are invalid."""
 
 
+class Unavailable(ErrkbError):
+    """The service cannot answer now (a database that does not answer, a full queue)."""
+
+    status_code = 503
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after  # seconds, for the Retry-After header
+
+
 class SchemaBehind(ErrkbError):
     """The database schema is older than the code, and auto-migration is off."""
 

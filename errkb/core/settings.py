@@ -22,14 +22,29 @@ class Settings(BaseSettings):
     cache_dir: Path = Path("data/cache")
     index_url: str = "https://pypi.org/pypi"  # a package index's JSON API (PyPI's by default)
     workers: int = Field(default=0, description="parse processes; 0 = all cores")
+    workers_nice: int = Field(
+        default=10, ge=0, le=19, description="niceness the parse processes add to the ingest's"
+    )
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20
     match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
     match_processes: int = Field(default=1, ge=1, description="processes matching /api/match")
+    match_queue: int = Field(
+        default=16, ge=1, description="matches a server process holds at once; more get a 503"
+    )
+    match_nice: int = Field(
+        default=10, ge=0, le=19, description="niceness the match processes add to the server's"
+    )
     request_timeout_seconds: float = Field(
         default=30.0, gt=0, description="time a client has to send a whole request"
     )
+    switch_interval_ms: float = Field(
+        default=5.0, gt=0, description="how long a server thread may hold the GIL while another waits"
+    )
     keep_alive_seconds: float = Field(default=5.0, gt=0, description="idle keep-alive limit")
+    health_check_seconds: float = Field(
+        default=1.0, gt=0, description="period of the database round trip /healthz reports"
+    )
     host: str = "127.0.0.1"
     port: int = 8000
     serve_workers: int = Field(default=1, ge=1, description="server processes of `errkb serve`")

@@ -11,13 +11,18 @@ back response models, never the index's objects.
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
 import os
+import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 
 from errkb.core.db import make_engine
-from errkb.core.errors import BadInput
+from errkb.core.errors import BadInput, Unavailable
 from errkb.core.lifeline import exit_with
+from errkb.core.priority import lower_priority
 from errkb.service.match.matcher import match_text
 from errkb.service.match.matcher.live import LiveIndex
 from errkb.service.match.schemas import MatchOut, match_out, text_of
@@ -25,9 +30,10 @@ from errkb.service.match.schemas import MatchOut, match_out, text_of
 _live: LiveIndex | None = None  # in the match process only
 
 
-def _start(database_url: str, refresh_seconds: float, parent: int) -> None:
+def _start(database_url: str, refresh_seconds: float, nice: int, parent: int) -> None:
     global _live
     exit_with(parent)
+    lower_priority(nice)
     _live = LiveIndex(make_engine(database_url), refresh_seconds=refresh_seconds)
 
 
@@ -53,12 +59,44 @@ def _wait(timeout: float) -> None:
 
 
 class MatchProcesses:
-    """The pool of match processes of one app."""
+    """The pool of match processes of one app, and the bound on the matches it holds.
 
-    def __init__(self, database_url: str, *, refresh_seconds: float, processes: int = 1) -> None:
-        self._args = (database_url, refresh_seconds)
+    At most `queue_limit` matches are held at once (bodies being read, queued or matching); one
+    more is refused with `Unavailable` (503, with a Retry-After estimated from the recent
+    matching time) before its body is read, so memory and waiting times stay bounded.
+    """
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        refresh_seconds: float,
+        processes: int = 1,
+        nice: int = 0,
+        queue_limit: int = 16,
+    ) -> None:
+        self._args = (database_url, refresh_seconds, nice)
         self._processes = processes
         self._started: ProcessPoolExecutor | None = None
+        self.queue_limit = queue_limit
+        self.held = 0  # matches admitted and not yet answered
+        self._seconds = 1.0  # recent time of one match (moving average), for Retry-After
+
+    @contextmanager
+    def admitted(self) -> Iterator[None]:
+        """Hold a place for one match for the block, or refuse it when every place is taken."""
+        if self.held >= self.queue_limit:
+            wait = max(1, math.ceil(self._seconds * self.held / self._processes))
+            raise Unavailable(
+                f"the server is already matching {self.held} texts, as many as it takes at once; "
+                f"send this one again in about {wait} seconds",
+                retry_after=wait,
+            )
+        self.held += 1
+        try:
+            yield
+        finally:
+            self.held -= 1
 
     @property
     def _pool(self) -> ProcessPoolExecutor:
@@ -85,9 +123,14 @@ class MatchProcesses:
     ) -> list[MatchOut]:
         """The matches of a request body (text, or JSON `{"text": ...}`), best first."""
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
         found = await loop.run_in_executor(
             self._pool, _match, body, content_type, limit, public_url
         )
+        # Time from submission, queueing included, divided by the matches it waited for: the
+        # share of one match, as seen by the server.
+        seconds = (time.monotonic() - started) * self._processes / max(1, self.held)
+        self._seconds = 0.8 * self._seconds + 0.2 * seconds
         if isinstance(found, BadInput):
             raise BadInput(found.message, loc=("body",))
         return found

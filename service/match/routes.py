@@ -35,20 +35,41 @@ _BODY = {
 }
 
 
-@router.post("/api/match", response_model=MatchResponse, openapi_extra={"requestBody": _BODY})
+_RESPONSES: dict[int | str, dict[str, object]] = {
+    413: {"description": "The body is larger than ERRKB_MAX_BODY_BYTES"},
+    503: {
+        "description": "As many matches as the server takes at once (ERRKB_MATCH_QUEUE) are "
+        "already under way; send the text again after the Retry-After seconds",
+        "headers": {
+            "Retry-After": {
+                "description": "seconds to wait before sending the text again",
+                "schema": {"type": "integer", "minimum": 1},
+            }
+        },
+    },
+}
+
+
+@router.post(
+    "/api/match",
+    response_model=MatchResponse,
+    responses=_RESPONSES,
+    openapi_extra={"requestBody": _BODY},
+)
 async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> MatchResponse:
     """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base."""
     settings: Settings = request.app.state.settings
-    body = await read_capped(request, settings.max_body_bytes)
-    if not body:
-        raise BadInput("the request body is empty: send the log text to match", loc=("body",))
     matcher: MatchProcesses = request.app.state.matcher
-    found = await matcher.match(
-        body,
-        request.headers.get("content-type", ""),
-        limit=limit,
-        public_url=settings.public_url,
-    )
+    with matcher.admitted():  # before the body is read: a refused request costs nothing
+        body = await read_capped(request, settings.max_body_bytes)
+        if not body:
+            raise BadInput("the request body is empty: send the log text to match", loc=("body",))
+        found = await matcher.match(
+            body,
+            request.headers.get("content-type", ""),
+            limit=limit,
+            public_url=settings.public_url,
+        )
     return MatchResponse(matches=found)
 
 
@@ -81,6 +102,8 @@ def install_matcher(app: FastAPI) -> None:
             settings.resolved_database_url,
             refresh_seconds=settings.match_refresh_seconds,
             processes=settings.match_processes,
+            nice=settings.match_nice,
+            queue_limit=settings.match_queue,
         )
         app.state.matcher.warm()  # as before: the app is ready once its matcher index is
 

@@ -1,0 +1,58 @@
+"""Batch work (matching, parsing) runs nicer than the server, by the configured amount."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from errkb.core.settings import Settings
+from errkb.ingest.workers import Workers
+from errkb.service.app import create_app
+
+
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def test_parse_workers_add_their_niceness() -> None:
+    own = os.nice(0)
+    with Workers(2, nice=3) as workers:
+        assert workers.submit(os.nice, 0).result() == min(19, own + 3)
+    with Workers(2) as workers:  # the pool's own default: unchanged
+        assert workers.submit(os.nice, 0).result() == own
+
+
+def test_match_processes_run_nicer_than_the_server(db_url: str, tmp_path: Path) -> None:
+    own = os.nice(0)
+    before = _descendants(os.getpid())
+
+    async def main() -> tuple[list[int], int]:
+        app = create_app(Settings(database_url=db_url, data_dir=tmp_path, match_nice=7))
+        async with app.router.lifespan_context(app):  # starts (and warms) the match process
+            started = _descendants(os.getpid()) - before
+            return [_nice(pid) for pid in started], os.nice(0)
+
+    nices, server = asyncio.run(main())
+    assert server == own  # the server itself keeps its priority
+    assert min(19, own + 7) in nices  # the match process
+    assert Settings().match_nice == Settings().workers_nice == 10  # the product's defaults
