@@ -4,12 +4,18 @@ For `--seconds` (default 60), after a `--warmup`, it keeps up:
 - `--matchers` (default 16) clients each posting 1 MiB of log text to /api/match, back to back;
 - `--browsers` (default 4) clients cycling through entries (JSON and page), search (JSON and
   the index page) and module pages;
-- one /healthz probe every 50 ms;
-- an `errkb ingest --dir` of a new version of the project, restarted whenever it ends.
+- one /healthz probe every 50 ms in the bench's event loop, and another in a process of its own
+  (as a load balancer probes: its figure is the server's alone, not delayed by the bench's loop,
+  which also drives the 20 clients);
+- an `errkb ingest --dir` of a new version of the project, restarted whenever it ends, started
+  as a user starts it (the product's defaults, CPU priority included).
 
-It prints the error count (any non-2xx or failed request), p50 and p99 latency per route,
-/healthz p99 (goal <= 100 ms under the 1 MiB match load) and the server's RSS at start, after the
-warm-up and at the end (goal: growth after the warm-up < 50 MiB).
+It prints the error count (any non-2xx or failed request, 503s included), p50 and p99 latency per
+route, /healthz p99 (goal <= 100 ms under the 1 MiB match load), the machine's load average at
+the start and the end, and the server's RSS at start, after the warm-up and at the end (goal:
+growth after the warm-up < 50 MiB). The settings that shape the figures (`ERRKB_MATCH_NICE`,
+`ERRKB_WORKERS_NICE`, `ERRKB_SWITCH_INTERVAL_MS`, `ERRKB_MATCH_QUEUE`) come from the environment,
+so an A/B run is two runs with different variables.
 
 Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 400]
 Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
@@ -20,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
+import multiprocessing
 import os
 import random
 import socket
@@ -29,9 +37,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from multiprocessing.synchronize import Event
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+from errkb.core.settings import Settings
 
 CLI = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
 MIB = 1 << 20
@@ -152,7 +164,7 @@ async def load(
 
         async def health() -> None:
             while not stop.is_set():
-                await rec.call(client, "GET /healthz", "GET", "/healthz")
+                await rec.call(client, LOOP_HEALTH, "GET", "/healthz")
                 await asyncio.sleep(0.05)
 
         tasks = [asyncio.create_task(matcher()) for _ in range(args.matchers)]
@@ -175,6 +187,33 @@ def idle_health(url: str, seconds: float) -> list[float]:
     return out
 
 
+LOOP_HEALTH = "GET /healthz (bench loop)"
+OWN_HEALTH = "GET /healthz (own process)"
+
+
+def probe_health(port: int, measuring: Event, stop: Event, out: Any) -> None:
+    """In a process of its own: GET /healthz every 50 ms; puts (latencies, failures) in `out`."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    latencies: list[float] = []
+    failures: list[str] = []
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            conn.request("GET", "/healthz")
+            response = conn.getresponse()
+            response.read()
+            problem = None if response.status == 200 else f"{response.status} /healthz"
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            problem = f"{type(exc).__name__} /healthz"
+        if measuring.is_set():
+            latencies.append(time.perf_counter() - started)
+            if problem is not None:
+                failures.append(problem)
+        time.sleep(0.05)
+    out.put((latencies, failures))
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -189,6 +228,12 @@ def main() -> None:
     parser.add_argument("--matchers", type=int, default=16)
     parser.add_argument("--browsers", type=int, default=4)
     args = parser.parse_args()
+    settings = Settings()
+    print(
+        f"ERRKB_MATCH_NICE={settings.match_nice} ERRKB_WORKERS_NICE={settings.workers_nice} "
+        f"ERRKB_SWITCH_INTERVAL_MS={settings.switch_interval_ms:g} "
+        f"ERRKB_MATCH_QUEUE={settings.match_queue} ERRKB_MATCH_PROCESSES={settings.match_processes}"
+    )
 
     tmp = Path(tempfile.mkdtemp(prefix="errkb-soak-"))
     db = args.db or f"sqlite:///{tmp / 'kb.sqlite3'}"
@@ -229,6 +274,7 @@ def main() -> None:
         rss_start = rss_mib(server.pid)
         idle = idle_health(url, seconds=5)
         rec = Recorder()
+        loads: list[float] = []
 
         async def run() -> tuple[float, float, int]:
             stop = asyncio.Event()
@@ -249,10 +295,18 @@ def main() -> None:
                 )
                 version += 1
 
+            context = multiprocessing.get_context("spawn")
+            measuring, probe_stop, probe_out = context.Event(), context.Event(), context.Queue()
+            prober = context.Process(
+                target=probe_health, args=(port, measuring, probe_stop, probe_out)
+            )
+            prober.start()
             start_ingest()
             await asyncio.sleep(args.warmup)
             rss_warm = rss_mib(server.pid)
+            loads.append(os.getloadavg()[0])
             rec.measuring = True
+            measuring.set()
             end = time.monotonic() + args.seconds
             while time.monotonic() < end:
                 if ingests[-1].poll() is not None:
@@ -260,7 +314,15 @@ def main() -> None:
                     start_ingest()
                 await asyncio.sleep(0.5)
             rec.measuring = False
+            measuring.clear()
+            loads.append(os.getloadavg()[0])
             rss_end = rss_mib(server.pid)
+            probe_stop.set()
+            latencies, failures = probe_out.get()
+            prober.join()
+            rec.latencies[OWN_HEALTH] = latencies
+            rec.errors[OWN_HEALTH] = len(failures)
+            rec.examples += failures[:2]
             stop.set()
             await loader
             return rss_warm, rss_end, ingests_done
@@ -284,15 +346,20 @@ def main() -> None:
             f"{route:28} {len(values):8d} {rec.errors[route]:6d} "
             f"{statistics.median(values) * 1000:8.1f} {percentile(values, 0.99) * 1000:8.1f}"
         )
-    health = rec.latencies.get("GET /healthz", [0.0])
     print(f"\nerrors: {errors}" + (f" (e.g. {rec.examples})" if rec.examples else ""))
-    p99, idle_p99 = percentile(health, 0.99), percentile(idle, 0.99)
+    own = percentile(rec.latencies.get(OWN_HEALTH, [0.0]), 0.99)
+    in_loop = percentile(rec.latencies.get(LOOP_HEALTH, [0.0]), 0.99)
+    idle_p99 = percentile(idle, 0.99)
     print(
-        f"/healthz p99: {p99 * 1000:.1f} ms under load (goal <= 100 ms); idle, same run: "
+        f"/healthz p99 under load (goal <= 100 ms): {own * 1000:.1f} ms from a probe process of "
+        f"its own, {in_loop * 1000:.1f} ms from the bench's event loop; idle, same run: "
         f"p50 {statistics.median(idle) * 1000:.1f} ms, p99 {idle_p99 * 1000:.1f} ms; "
-        f"ratio of p99s {p99 / idle_p99:.1f}x"
+        f"ratio of p99s (own process / idle) {own / idle_p99:.1f}x"
     )
-    print(f"machine load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"machine load average (1 min): {loads[0]:.1f} when measuring began, {loads[1]:.1f} at "
+        f"the end, on {os.cpu_count()} cores"
+    )
     print(
         f"server RSS: start {rss_start:.0f} MiB, after warm-up {rss_warm:.0f} MiB, "
         f"end {rss_end:.0f} MiB; growth after warm-up {rss_end - rss_warm:+.0f} MiB "

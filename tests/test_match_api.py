@@ -163,9 +163,7 @@ def test_a_full_match_queue_answers_503_with_retry_after(db_url: str, tmp_path: 
         while app.state.matcher.held < 2:
             await asyncio.sleep(0.01)
         refused = await client.post("/api/match", content=f"ValueError: {SWA}")
-        refused_page = await client.post(
-            "/api/match", content="x", headers={"accept": "text/html"}
-        )
+        refused_page = await client.post("/api/match", content="x", headers={"accept": "text/html"})
         more.set()
         answered = await first
         again = await client.post("/api/match", content=f"ValueError: {SWA}")

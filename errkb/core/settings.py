@@ -38,8 +38,10 @@ class Settings(BaseSettings):
     request_timeout_seconds: float = Field(
         default=30.0, gt=0, description="time a client has to send a whole request"
     )
+    # Python's default is 5 ms: the server's event loop waited that long per step behind page
+    # renders in the threadpool (see README, "bench/soak.py").
     switch_interval_ms: float = Field(
-        default=5.0, gt=0, description="how long a server thread may hold the GIL while another waits"
+        default=1.0, gt=0, description="how long a server thread keeps the GIL while another waits"
     )
     keep_alive_seconds: float = Field(default=5.0, gt=0, description="idle keep-alive limit")
     health_check_seconds: float = Field(
