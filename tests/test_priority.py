@@ -55,4 +55,4 @@ def test_match_processes_run_nicer_than_the_server(db_url: str, tmp_path: Path) 
     nices, server = asyncio.run(main())
     assert server == own  # the server itself keeps its priority
     assert min(19, own + 7) in nices  # the match process
-    assert Settings().match_nice == Settings().workers_nice == 10  # the product's defaults
+    assert (Settings().match_nice, Settings().workers_nice) == (5, 10)  # the product's defaults

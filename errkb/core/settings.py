@@ -32,8 +32,10 @@ class Settings(BaseSettings):
     match_queue: int = Field(
         default=16, ge=1, description="matches a server process holds at once; more get a 503"
     )
+    # 5, not 10: at 10 a busy machine's other work starved the matches (6-8 matches a minute
+    # in the soak against 14-15 at 5), for no measurable gain in /healthz.
     match_nice: int = Field(
-        default=10, ge=0, le=19, description="niceness the match processes add to the server's"
+        default=5, ge=0, le=19, description="niceness the match processes add to the server's"
     )
     request_timeout_seconds: float = Field(
         default=30.0, gt=0, description="time a client has to send a whole request"
