@@ -1,11 +1,10 @@
 """`/healthz`: liveness and the database's state, answered on the event loop at no cost.
 
 A health check is polled often, and it must answer while matches and page renders keep the
-server busy. A database round trip per check ran in the threadpool, behind the renders: under
-the soak's load (`bench/soak.py`, three runs on a busy machine) it took p50 58-125 ms and p99
-456-609 ms, against 20-40 ms and 123-299 ms for an answer made on the event loop, probed in the
-same runs. So the app keeps one `DatabaseWatch`, which makes a round trip every
-`ERRKB_HEALTH_CHECK_SECONDS` in a thread of its own, and /healthz answers from its last result:
+server busy. A database round trip per check would run in the threadpool, behind the renders
+(`bench/soak.py` shows the difference). So the app keeps one `DatabaseWatch`, which makes a
+round trip every `ERRKB_HEALTH_CHECK_SECONDS` in a thread of its own, and /healthz answers from
+its last result:
 200 when that round trip succeeded, 503 when it failed or when a round trip has waited
 `silence_limit` seconds for its answer (a database that hangs). The answer is thus about one
 check period old at most, and a flood of health checks costs the database nothing.
