@@ -203,7 +203,7 @@ class FileCache(Base):
     __tablename__ = "file_cache"
     content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     extractor: Mapped[str] = mapped_column(String(64), primary_key=True)  # version + config digest
-    result: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed FileResult JSON
+    result: Mapped[bytes] = mapped_column(LargeBinary)  # compressed FileResult JSON (core.packed)
 
 
 class Meta(Base):
