@@ -19,7 +19,15 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MB = 1024 * 1024
-COUNTED = ("occurrences", "site_bodies", "flags", "flag_defs", "file_cache", "errors")
+COUNTED = (
+    "occurrences",
+    "site_bodies",
+    "flags",
+    "snapshot_flags",
+    "flag_bodies",
+    "file_cache",
+    "errors",
+)
 
 
 def vacuumed(path: Path, into: Path) -> Path:

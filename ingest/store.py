@@ -19,12 +19,13 @@ from errkb.core.models import (
     Error,
     ErrorFlag,
     FileCache,
-    Flag,
+    FlagBody,
     Meta,
     Occurrence,
     Repo,
     SiteBody,
     Snapshot,
+    SnapshotFlag,
 )
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
@@ -32,11 +33,12 @@ from errkb.ingest.flag_links.linker import error_flag_rows
 from errkb.ingest.snapshot_rows import (
     BODY_COLUMNS,
     ERROR_FLAG_COLUMNS,
-    FLAG_COLUMNS,
+    FLAG_BODY_COLUMNS,
     OCCURRENCE_COLUMNS,
+    SNAPSHOT_FLAG_COLUMNS,
     Prepared,
     error_row,
-    flag_row,
+    flag_rows,
     prepare_site,
     site_rows,
 )
@@ -174,18 +176,20 @@ def _insert_plain(
         conn.exec_driver_sql(sql, list(chunk))
 
 
-def _insert_bodies(conn: Connection, bodies: dict[str, tuple[Any, ...]]) -> None:
-    """Add the site bodies not stored yet: most of a snapshot's are known from earlier ones, so
-    their hashes are looked up first rather than their JSON sent again to be ignored."""
-    table = SiteBody.__table__
+def _insert_bodies(
+    conn: Connection, table: Table, columns: Sequence[str], bodies: dict[str, tuple[Any, ...]]
+) -> None:
+    """Add the content-addressed rows (site or flag bodies, keyed by `hash`) not stored yet:
+    most of a snapshot's are known from earlier ones, so their hashes are looked up first
+    rather than their content sent again to be ignored."""
     wanted = sorted(bodies)
     known: set[str] = set()
     for chunk in batches(wanted):
         known.update(conn.execute(select(table.c.hash).where(table.c.hash.in_(chunk))).scalars())
     _insert_plain(
         conn,
-        table,  # type: ignore[arg-type]
-        BODY_COLUMNS,
+        table,
+        columns,
         [bodies[h] for h in wanted if h not in known],
         keep=("hash",),  # a concurrent ingest may have added it meanwhile
     )
@@ -244,7 +248,12 @@ def write_snapshot(
             site_rows(snapshot_id, site, prep, involved)
             for prep, (site, involved) in zip(prepared, occurrences, strict=True)
         ]
-        _insert_bodies(conn, {body[0]: body for _, body in pairs})
+        _insert_bodies(
+            conn,
+            SiteBody.__table__,  # type: ignore[arg-type]
+            BODY_COLUMNS,
+            {body[0]: body for _, body in pairs},
+        )
         _insert_plain(
             conn,
             Occurrence.__table__,  # type: ignore[arg-type]
@@ -262,11 +271,18 @@ def write_snapshot(
             ERROR_FLAG_COLUMNS,
             [(error, snapshot_id, dest, flag) for (error, dest), flag in links.items()],
         )
+        flag_pairs = [flag_rows(snapshot_id, f) for f in flags]
+        _insert_bodies(
+            conn,
+            FlagBody.__table__,  # type: ignore[arg-type]
+            FLAG_BODY_COLUMNS,
+            {body[0]: body for _, body in flag_pairs},
+        )
         _insert_plain(
             conn,
-            Flag.__table__,  # type: ignore[arg-type]
-            FLAG_COLUMNS,
-            [flag_row(snapshot_id, f) for f in flags],
+            SnapshotFlag.__table__,  # type: ignore[arg-type]
+            SNAPSHOT_FLAG_COLUMNS,
+            [link for link, _ in flag_pairs],
         )
         # The full-text index follows in the same transaction, so search never sees a
         # snapshot half-indexed.

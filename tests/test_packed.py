@@ -10,14 +10,14 @@ from errkb.core.packed import ZDICT, pack, unpack
 from errkb.ingest.extract import extract_file
 from errkb.ingest.filecache import decode_result, encode_result
 
-SOURCE = b'''
+SOURCE = b"""
 def check(self, config):
     if not isinstance(config.tp_size, int):
         raise ValueError(f"tp_size must be an int, got {config.tp_size!r}")
     elif config.tp_size <= 0:
         raise ValueError("tp_size must be positive")
     return config
-'''
+"""
 
 
 def test_round_trip_and_older_plain_zlib_blobs() -> None:
