@@ -26,6 +26,7 @@ from errkb.core.models import (
     SiteBody,
     Snapshot,
     SnapshotFlag,
+    file_cache_id,
 )
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
@@ -69,41 +70,43 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
     """Cached results (compressed) for the given content hashes under this extractor key.
 
     Tens of thousands of keys per snapshot (files and function units): the query goes straight
-    to the driver, a list of keys per statement (`= ANY` on PostgreSQL, `IN` on SQLite).
+    to the driver, a list of row ids per statement (`= ANY` on PostgreSQL, `IN` on SQLite); a row
+    counts only when its stored key is the one asked (see `FileCache`).
     """
-    wanted = sorted(set(hashes))
+    wanted = {file_cache_id(extractor, h): h for h in set(hashes)}
     found: dict[str, bytes] = {}
     if not wanted:
         return found
+    ids = sorted(wanted)
     with engine.connect() as conn:
-        sql = "SELECT content_hash, result FROM file_cache WHERE extractor = {} AND content_hash "
+        sql = "SELECT id, content_hash, extractor, result FROM file_cache WHERE id "
         if conn.dialect.paramstyle == "qmark":  # SQLite
-            for chunk in batches(wanted):
-                marks = ", ".join("?" * len(chunk))
-                rows = conn.exec_driver_sql(f"{sql.format('?')}IN ({marks})", (extractor, *chunk))
-                found.update((h, b if type(b) is bytes else bytes(b)) for h, b in rows.fetchall())
+            chunks = [(f"{sql}IN ({', '.join('?' * len(c))})", tuple(c)) for c in batches(ids)]
         else:
-            for chunk in batches(wanted, 5 * BATCH):
-                rows = conn.exec_driver_sql(f"{sql.format('%s')}= ANY(%s)", (extractor, chunk))
-                found.update((h, bytes(b)) for h, b in rows.fetchall())
+            chunks = [(f"{sql}= ANY(%s)", (list(c),)) for c in batches(ids, 5 * BATCH)]
+        for statement, params in chunks:
+            for i, h, ex, b in conn.exec_driver_sql(statement, params).fetchall():
+                if h == wanted[i] and ex == extractor:
+                    found[h] = b if type(b) is bytes else bytes(b)
     return found
 
 
 def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:
     """Store per-file results; idempotent, committed on its own.
 
-    Rows go straight to the driver's executemany (thousands of them, small and typed already);
-    existing rows are left untouched.
+    Rows go straight to the driver's executemany (thousands of them, small and typed already),
+    in id order; existing rows are left untouched.
     """
     if not blobs:
         return
+    rows = sorted((file_cache_id(extractor, h), h, extractor, b) for h, b in blobs.items())
     with engine.begin() as conn:
         _insert_plain(
             conn,
             FileCache.__table__,  # type: ignore[arg-type]
-            ("content_hash", "extractor", "result"),
-            [(h, extractor, b) for h, b in blobs.items()],
-            keep=("content_hash", "extractor"),
+            ("id", "content_hash", "extractor", "result"),
+            rows,
+            keep=("id",),
         )
 
 
@@ -112,7 +115,7 @@ def has_cached_units(engine: Engine, extractor: str) -> bool:
     table = FileCache.__table__
     with engine.connect() as conn:
         found = conn.execute(
-            select(table.c.content_hash)
+            select(table.c.id)
             .where(table.c.extractor == extractor, table.c.content_hash.like("_:%"))
             .limit(1)
         ).first()

@@ -17,6 +17,7 @@ from sqlalchemy import func, inspect, select, text
 
 from errkb.core.db import alembic_config, make_engine, session_factory
 from errkb.core.models import FlagBody, SnapshotFlag
+from errkb.ingest import store
 from errkb.service.entries.build import build_entry
 
 
@@ -58,6 +59,11 @@ def test_flags_and_site_code_convert_to_what_the_ingester_writes_and_back(
 
         command.upgrade(alembic_config(engine), "head")
         assert dump(engine) == written
+        with engine.connect() as conn:  # the rebuilt parse cache answers lookups by its keys
+            keys = conn.execute(text("SELECT extractor, content_hash FROM file_cache")).all()
+        for extractor in {x for x, _ in keys}:
+            wanted = [h for x, h in keys if x == extractor]
+            assert sorted(store.load_cache(engine, extractor, wanted)) == sorted(wanted)
         with session_factory(engine)() as s:
             assert build_entry(s, literal_id(SWA_MESSAGE)).model_dump_json() == entry
     finally:

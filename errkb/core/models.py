@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from functools import lru_cache
@@ -9,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     DateTime,
     Float,
     ForeignKey,
@@ -264,12 +266,29 @@ class Flag(Base):
 
 
 class FileCache(Base):
-    """Per-file extraction results keyed by content hash, shared across runs and sources."""
+    """Per-file extraction results keyed by content hash, shared across runs and sources.
+
+    The row id is a 64-bit hash of (extractor, content hash) (`file_cache_id`), so the table
+    needs no second index holding a copy of every key (9 MB over a whole history); a lookup
+    compares the stored key too, so two keys whose ids collide never share a result (the later
+    one is just not cached).
+    """
 
     __tablename__ = "file_cache"
-    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    extractor: Mapped[str] = mapped_column(String(64), primary_key=True)  # version + config digest
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"),  # SQLite: the rowid itself
+        primary_key=True,
+        autoincrement=False,
+    )
+    content_hash: Mapped[str] = mapped_column(String(64))
+    extractor: Mapped[str] = mapped_column(String(64))  # version + config digest
     result: Mapped[bytes] = mapped_column(LargeBinary)  # compressed FileResult JSON (core.packed)
+
+
+def file_cache_id(extractor: str, content_hash: str) -> int:
+    """The file-cache row id of a key: a signed 64-bit hash of (extractor, content hash)."""
+    digest = hashlib.blake2b(f"{extractor}\0{content_hash}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 class Meta(Base):

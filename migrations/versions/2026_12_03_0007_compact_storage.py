@@ -13,7 +13,10 @@ On the knowledge base of all 151 sglang releases:
 - `site_bodies.conditions` and `.snippet` (18 MB of JSON) become one compressed blob, `code`
   (`errkb.core.packed`);
 - the occurrence index on (snapshot, path, function) (10 MB: a copy of every row's path and
-  function) becomes an index on the snapshot alone, which the cascades and per-snapshot reads use.
+  function) becomes an index on the snapshot alone, which the cascades and per-snapshot reads use;
+- `file_cache` is keyed by a 64-bit hash of (extractor, content hash) as its row id, instead of
+  a primary-key index holding a second copy of every key (9 MB); the table is rebuilt (nothing
+  refers to it).
 
 The rows are converted in place, to exactly what the ingester writes (the hashes are computed
 the same way), and back. Plain ALTER TABLE / CREATE / DROP on both backends: batch mode would
@@ -67,12 +70,66 @@ def upgrade() -> None:
     _upgrade_occurrence_index()
     _upgrade_flags()
     _upgrade_site_bodies()
+    _upgrade_file_cache()
 
 
 def downgrade() -> None:
+    _downgrade_file_cache()
     _downgrade_site_bodies()
     _downgrade_flags()
     _downgrade_occurrence_index()
+
+
+def _file_cache_id(extractor: str, content_hash: str) -> int:
+    """As `errkb.core.models.file_cache_id` computes it."""
+    digest = hashlib.blake2b(f"{extractor}\0{content_hash}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _replace_file_cache(keyed: bool) -> None:
+    """Rebuild `file_cache` with row ids hashed from its keys (`keyed`), or with the key
+    (content_hash, extractor) as its primary key, copying every row. No foreign key points at
+    this table, so dropping the old one cascades nowhere."""
+    op.rename_table("file_cache", "file_cache_old")
+    if not _is_sqlite():  # constraint names are per schema there
+        op.execute(
+            "ALTER TABLE file_cache_old RENAME CONSTRAINT pk_file_cache TO pk_file_cache_old"
+        )
+    key = [
+        sa.Column("content_hash", sa.String(length=64), nullable=False),
+        sa.Column("extractor", sa.String(length=64), nullable=False),
+        sa.Column("result", sa.LargeBinary(), nullable=False),
+    ]
+    if keyed:
+        ident = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+        columns = [sa.Column("id", ident, nullable=False, autoincrement=False), *key]
+        pk = sa.PrimaryKeyConstraint("id", name=op.f("pk_file_cache"))
+    else:
+        columns = key
+        pk = sa.PrimaryKeyConstraint("content_hash", "extractor", name=op.f("pk_file_cache"))
+    table = op.create_table("file_cache", *columns, pk)
+    conn = op.get_bind()
+    rows = conn.execute(sa.text("SELECT content_hash, extractor, result FROM file_cache_old")).all()
+    values = [
+        {"content_hash": h, "extractor": x, "result": bytes(r)}
+        | ({"id": _file_cache_id(x, h)} if keyed else {})
+        for h, x, r in rows
+    ]
+    if keyed:  # in id order, so pages fill up; a colliding id keeps its first row
+        values.sort(key=lambda v: v["id"])
+        seen: set[int] = set()
+        values = [v for v in values if not (v["id"] in seen or seen.add(v["id"]))]
+    for start in range(0, len(values), BATCH):
+        conn.execute(table.insert(), values[start : start + BATCH])
+    op.drop_table("file_cache_old")
+
+
+def _upgrade_file_cache() -> None:
+    _replace_file_cache(keyed=True)
+
+
+def _downgrade_file_cache() -> None:
+    _replace_file_cache(keyed=False)
 
 
 def _upgrade_occurrence_index() -> None:
