@@ -80,6 +80,7 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
     ids = sorted(wanted)
     with engine.connect() as conn:
         sql = "SELECT id, content_hash, extractor, result FROM file_cache WHERE id "
+        chunks: list[tuple[str, tuple[Any, ...]]]
         if conn.dialect.paramstyle == "qmark":  # SQLite
             chunks = [(f"{sql}IN ({', '.join('?' * len(c))})", tuple(c)) for c in batches(ids)]
         else:

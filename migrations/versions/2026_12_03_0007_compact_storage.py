@@ -95,7 +95,7 @@ def _replace_file_cache(keyed: bool) -> None:
         op.execute(
             "ALTER TABLE file_cache_old RENAME CONSTRAINT pk_file_cache TO pk_file_cache_old"
         )
-    key = [
+    key: list[sa.Column[Any]] = [
         sa.Column("content_hash", sa.String(length=64), nullable=False),
         sa.Column("extractor", sa.String(length=64), nullable=False),
         sa.Column("result", sa.LargeBinary(), nullable=False),
@@ -116,9 +116,10 @@ def _replace_file_cache(keyed: bool) -> None:
         for h, x, r in rows
     ]
     if keyed:  # in id order, so pages fill up; a colliding id keeps its first row
-        values.sort(key=lambda v: v["id"])
-        seen: set[int] = set()
-        values = [v for v in values if not (v["id"] in seen or seen.add(v["id"]))]
+        by_id: dict[int, dict[str, Any]] = {}
+        for v in values:
+            by_id.setdefault(v["id"], v)
+        values = [by_id[i] for i in sorted(by_id)]
     for start in range(0, len(values), BATCH):
         conn.execute(table.insert(), values[start : start + BATCH])
     op.drop_table("file_cache_old")
