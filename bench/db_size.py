@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-MB = 1024 * 1024
+MiB = 1024 * 1024
 COUNTED = (
     "occurrences",
     "site_bodies",
@@ -73,13 +73,13 @@ def main() -> None:
     names.sort(key=lambda n: -max(s.get(n, 0) for _, s, _ in measured))
     for i, (total, _, rows) in enumerate(measured):
         ratio = f" ({total / base_total:.3f} of the first)" if i else ""
-        print(f"{files[i].name}: {total / MB:.1f} MB vacuumed{ratio}; rows {rows}")
+        print(f"{files[i].name}: {total / MiB:.1f} MiB vacuumed{ratio}; rows {rows}")
     header = "".join(f"{'file ' + str(i + 1):>12}" for i in range(len(measured)))
-    print(f"{'table or index':<40}{header}  (MB)")
+    print(f"{'table or index':<40}{header}  (MiB)")
     for name in names:
-        if max(s.get(name, 0) for _, s, _ in measured) < 0.05 * MB:
+        if max(s.get(name, 0) for _, s, _ in measured) < 0.05 * MiB:
             continue
-        cells = "".join(f"{s.get(name, 0) / MB:>12.1f}" for _, s, _ in measured)
+        cells = "".join(f"{s.get(name, 0) / MiB:>12.1f}" for _, s, _ in measured)
         print(f"{name:<40}{cells}")
 
 
