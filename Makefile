@@ -51,6 +51,7 @@ bench: install
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/match.py
 	$(BIN)/python bench/entry_size.py
+	$(BIN)/python bench/db_size.py
 	$(BIN)/python bench/knowledge.py
 
 bench-knowledge: install

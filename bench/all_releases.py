@@ -1,7 +1,8 @@
 """The all-release sglang knowledge base that the size bench measures, built by the real pipeline.
 
-Every sglang release whose archive is in the cache folder (`pip download --no-deps sglang==X`
-fills it; `--download` does that for every version PyPI lists) is ingested, oldest first, into
+Every sglang release whose archive is in the cache folder (`--download` fills it with every final
+release the package index lists, through errkb's own downloader: the JSON API, each archive
+checked against its sha256, nothing built or run) is ingested, oldest first, into
 one SQLite file under ~/.cache/errkb-bench, keyed by a hash of the code that writes it (ingest/,
 the core, migrations, the pins), so a rerun with unchanged code reuses it.
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,10 +24,12 @@ from packaging.version import Version  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from errkb.core.db import make_engine, upgrade  # noqa: E402
+from errkb.core.errors import SourceError  # noqa: E402
 from errkb.ingest.pins import load_pins  # noqa: E402
 from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
 from errkb.ingest.plan import pypi_planned  # noqa: E402
-from errkb.ingest.sources.pypi import download  # noqa: E402
+from errkb.ingest.sources.download import Downloads  # noqa: E402
+from errkb.ingest.sources.index import PYPI_JSON, matching_versions, releases_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "errkb-bench"
@@ -51,17 +53,20 @@ def cached_versions(cache: Path = CACHE) -> list[str]:
     return sorted(names, key=Version)
 
 
-def download_all(cache: Path = CACHE) -> None:
-    """Fetch every sglang version PyPI lists (one `pip index versions` look-up)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", "sglang"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    line = next(x for x in out.splitlines() if x.startswith("Available versions:"))
-    for version in line.split(":", 1)[1].replace(",", " ").split():
-        download("sglang", version, cache / "pypi")
+def download_all(cache: Path = CACHE, index_url: str = PYPI_JSON) -> tuple[int, int, float]:
+    """Fetch every final sglang release the index lists into the cache folder (one listing,
+    two download threads, as `errkb ingest` does); (releases fetched, bytes, wall seconds).
+    A release that fails is reported and the others are still fetched."""
+    started = time.perf_counter()
+    with Downloads(cache / "pypi", index_url) as downloads:
+        versions = matching_versions(downloads.listing("sglang"), releases_spec("all"))
+        waiting = [(v, downloads.start("sglang", v)) for v in versions]
+        for version, wait in waiting:
+            try:
+                wait()
+            except SourceError as exc:
+                print(f"sglang=={version}: {exc.message}", file=sys.stderr)
+        return downloads.fetched, downloads.bytes, time.perf_counter() - started
 
 
 def ingest_all(url: str, versions: list[str], cache: Path = CACHE) -> float:
@@ -109,7 +114,11 @@ def main() -> None:
     parser.add_argument("--download", action="store_true", help="fetch every release first")
     args = parser.parse_args()
     if args.download:
-        download_all()
+        fetched, size, seconds = download_all()
+        print(
+            f"downloaded {fetched} releases, {size / 1e6:.0f} MB, in {seconds:.1f} s",
+            file=sys.stderr,
+        )
     print(all_release_kb())
 
 

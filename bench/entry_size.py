@@ -170,8 +170,10 @@ def main() -> None:
             before = vacuumed_size(db, Path(tmp) / "before.sqlite3")
             print(
                 f"database with one full occurrence row per snapshot per site (migrated back to "
-                f"{BEFORE_SITE_BODIES}, vacuumed): {before / KB / KB:.1f} MB; "
-                f"ratio now/before {now / before:.3f} (goal <= 0.333)"
+                f"{BEFORE_SITE_BODIES}, vacuumed; its parse cache keeps today's compression, so "
+                f"this is below the 276 MB that layout took as its own code wrote it): "
+                f"{before / KB / KB:.1f} MB; ratio now/before {now / before:.3f} "
+                f"(goal <= 0.333 of the original)"
             )
 
     if reference is not None:

@@ -5,19 +5,18 @@ Separate from `ingest.store` so that parse processes can encode without importin
 
 from __future__ import annotations
 
-import zlib
-
+from errkb.core.packed import pack, unpack
 from errkb.core.records import FILE_RESULT, ExtractConfig, FileResult
 
 
 def encode_result(result: FileResult) -> bytes:
-    """A FileResult as compressed JSON."""
-    return zlib.compress(FILE_RESULT.dump_json(result), 1)
+    """A FileResult as compressed JSON (`errkb.core.packed`)."""
+    return pack(FILE_RESULT.dump_json(result))
 
 
 def decode_result(blob: bytes) -> FileResult:
     """The FileResult stored by `encode_result`."""
-    return FILE_RESULT.validate_json(zlib.decompress(blob))
+    return FILE_RESULT.validate_json(unpack(blob))
 
 
 def extractor_key(version: str, config: ExtractConfig) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
+from errkb.core.models import packed_code
 from errkb.core.records import FileResult, FlagDef, FlagLink, Site, error_id
 
 TITLE_CHARS = 120
@@ -30,9 +31,9 @@ OCCURRENCE_COLUMNS = (
     "qualname",
     "body_hash",
 )
-BODY_COLUMNS = ("hash", "end_offset", "conditions", "snippet", "flags", "raise_source")
-FLAG_COLUMNS = (
-    "snapshot_id",
+BODY_COLUMNS = ("hash", "end_offset", "code", "flags", "raise_source")
+FLAG_BODY_COLUMNS = (
+    "hash",
     "name",
     "flags",
     "dest",
@@ -41,9 +42,9 @@ FLAG_COLUMNS = (
     "choices",
     "help",
     "path",
-    "line",
     "origin",
 )
+SNAPSHOT_FLAG_COLUMNS = ("snapshot_id", "body_hash", "line")
 ERROR_FLAG_COLUMNS = ("error_id", "snapshot_id", "dest", "flag")
 
 
@@ -177,14 +178,20 @@ def site_rows(
     body = body_hash(prepared, flags)
     return (
         (error, snapshot_id, site.path, site.line, site.end_line, site.qualname, body),
-        (body, site.end_line - site.line, conditions, snippet, flags, site.raise_source),
+        (
+            body,
+            site.end_line - site.line,
+            packed_code(conditions, snippet),
+            flags,
+            site.raise_source,
+        ),
     )
 
 
-def flag_row(snapshot_id: int, flag: FlagDef) -> tuple[Any, ...]:
-    """A flags row in `FLAG_COLUMNS` order."""
-    return (
-        snapshot_id,
+def flag_rows(snapshot_id: int, flag: FlagDef) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The snapshot_flags row (`SNAPSHOT_FLAG_COLUMNS` order) and the flag_bodies row
+    (`FLAG_BODY_COLUMNS`), keyed by a hash of everything but the line."""
+    content = (
         flag.flags[0] if flag.flags else "--" + flag.dest.replace("_", "-"),
         json_text(list(flag.flags)),
         flag.dest,
@@ -193,6 +200,7 @@ def flag_row(snapshot_id: int, flag: FlagDef) -> tuple[Any, ...]:
         json_text(list(flag.choices) if flag.choices is not None else None),
         flag.help,
         flag.path,
-        flag.line,
         flag.origin,
     )
+    digest = hashlib.sha256(json_text(content).encode()).hexdigest()[:32]
+    return (snapshot_id, digest, flag.line), (digest, *content)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
@@ -19,12 +20,14 @@ from errkb.core.models import (
     Error,
     ErrorFlag,
     FileCache,
-    Flag,
+    FlagBody,
     Meta,
     Occurrence,
     Repo,
     SiteBody,
     Snapshot,
+    SnapshotFlag,
+    file_cache_id,
 )
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
@@ -32,11 +35,12 @@ from errkb.ingest.flag_links.linker import error_flag_rows
 from errkb.ingest.snapshot_rows import (
     BODY_COLUMNS,
     ERROR_FLAG_COLUMNS,
-    FLAG_COLUMNS,
+    FLAG_BODY_COLUMNS,
     OCCURRENCE_COLUMNS,
+    SNAPSHOT_FLAG_COLUMNS,
     Prepared,
     error_row,
-    flag_row,
+    flag_rows,
     prepare_site,
     site_rows,
 )
@@ -67,41 +71,44 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
     """Cached results (compressed) for the given content hashes under this extractor key.
 
     Tens of thousands of keys per snapshot (files and function units): the query goes straight
-    to the driver, a list of keys per statement (`= ANY` on PostgreSQL, `IN` on SQLite).
+    to the driver, a list of row ids per statement (`= ANY` on PostgreSQL, `IN` on SQLite); a row
+    counts only when its stored key is the one asked (see `FileCache`).
     """
-    wanted = sorted(set(hashes))
+    wanted = {file_cache_id(extractor, h): h for h in set(hashes)}
     found: dict[str, bytes] = {}
     if not wanted:
         return found
+    ids = sorted(wanted)
     with engine.connect() as conn:
-        sql = "SELECT content_hash, result FROM file_cache WHERE extractor = {} AND content_hash "
+        sql = "SELECT id, content_hash, extractor, result FROM file_cache WHERE id "
+        chunks: list[tuple[str, tuple[Any, ...]]]
         if conn.dialect.paramstyle == "qmark":  # SQLite
-            for chunk in batches(wanted):
-                marks = ", ".join("?" * len(chunk))
-                rows = conn.exec_driver_sql(f"{sql.format('?')}IN ({marks})", (extractor, *chunk))
-                found.update((h, b if type(b) is bytes else bytes(b)) for h, b in rows.fetchall())
+            chunks = [(f"{sql}IN ({', '.join('?' * len(c))})", tuple(c)) for c in batches(ids)]
         else:
-            for chunk in batches(wanted, 5 * BATCH):
-                rows = conn.exec_driver_sql(f"{sql.format('%s')}= ANY(%s)", (extractor, chunk))
-                found.update((h, bytes(b)) for h, b in rows.fetchall())
+            chunks = [(f"{sql}= ANY(%s)", (list(c),)) for c in batches(ids, 5 * BATCH)]
+        for statement, params in chunks:
+            for i, h, ex, b in conn.exec_driver_sql(statement, params).fetchall():
+                if h == wanted[i] and ex == extractor:
+                    found[h] = b if type(b) is bytes else bytes(b)
     return found
 
 
 def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:
     """Store per-file results; idempotent, committed on its own.
 
-    Rows go straight to the driver's executemany (thousands of them, small and typed already);
-    existing rows are left untouched.
+    Rows go straight to the driver's executemany (thousands of them, small and typed already),
+    in id order; existing rows are left untouched.
     """
     if not blobs:
         return
+    rows = sorted((file_cache_id(extractor, h), h, extractor, b) for h, b in blobs.items())
     with engine.begin() as conn:
         _insert_plain(
             conn,
             FileCache.__table__,  # type: ignore[arg-type]
-            ("content_hash", "extractor", "result"),
-            [(h, extractor, b) for h, b in blobs.items()],
-            keep=("content_hash", "extractor"),
+            ("id", "content_hash", "extractor", "result"),
+            rows,
+            keep=("id",),
         )
 
 
@@ -110,7 +117,7 @@ def has_cached_units(engine: Engine, extractor: str) -> bool:
     table = FileCache.__table__
     with engine.connect() as conn:
         found = conn.execute(
-            select(table.c.content_hash)
+            select(table.c.id)
             .where(table.c.extractor == extractor, table.c.content_hash.like("_:%"))
             .limit(1)
         ).first()
@@ -174,18 +181,20 @@ def _insert_plain(
         conn.exec_driver_sql(sql, list(chunk))
 
 
-def _insert_bodies(conn: Connection, bodies: dict[str, tuple[Any, ...]]) -> None:
-    """Add the site bodies not stored yet: most of a snapshot's are known from earlier ones, so
-    their hashes are looked up first rather than their JSON sent again to be ignored."""
-    table = SiteBody.__table__
+def _insert_bodies(
+    conn: Connection, table: Table, columns: Sequence[str], bodies: dict[str, tuple[Any, ...]]
+) -> None:
+    """Add the content-addressed rows (site or flag bodies, keyed by `hash`) not stored yet:
+    most of a snapshot's are known from earlier ones, so their hashes are looked up first
+    rather than their content sent again to be ignored."""
     wanted = sorted(bodies)
     known: set[str] = set()
     for chunk in batches(wanted):
         known.update(conn.execute(select(table.c.hash).where(table.c.hash.in_(chunk))).scalars())
     _insert_plain(
         conn,
-        table,  # type: ignore[arg-type]
-        BODY_COLUMNS,
+        table,
+        columns,
         [bodies[h] for h in wanted if h not in known],
         keep=("hash",),  # a concurrent ingest may have added it meanwhile
     )
@@ -244,7 +253,12 @@ def write_snapshot(
             site_rows(snapshot_id, site, prep, involved)
             for prep, (site, involved) in zip(prepared, occurrences, strict=True)
         ]
-        _insert_bodies(conn, {body[0]: body for _, body in pairs})
+        _insert_bodies(
+            conn,
+            SiteBody.__table__,  # type: ignore[arg-type]
+            BODY_COLUMNS,
+            {body[0]: body for _, body in pairs},
+        )
         _insert_plain(
             conn,
             Occurrence.__table__,  # type: ignore[arg-type]
@@ -262,11 +276,18 @@ def write_snapshot(
             ERROR_FLAG_COLUMNS,
             [(error, snapshot_id, dest, flag) for (error, dest), flag in links.items()],
         )
+        flag_pairs = [flag_rows(snapshot_id, f) for f in flags]
+        _insert_bodies(
+            conn,
+            FlagBody.__table__,  # type: ignore[arg-type]
+            FLAG_BODY_COLUMNS,
+            {body[0]: body for _, body in flag_pairs},
+        )
         _insert_plain(
             conn,
-            Flag.__table__,  # type: ignore[arg-type]
-            FLAG_COLUMNS,
-            [flag_row(snapshot_id, f) for f in flags],
+            SnapshotFlag.__table__,  # type: ignore[arg-type]
+            SNAPSHOT_FLAG_COLUMNS,
+            [link for link, _ in flag_pairs],
         )
         # The full-text index follows in the same transaction, so search never sees a
         # snapshot half-indexed.
@@ -283,3 +304,21 @@ def write_snapshot(
         if before_commit is not None:
             before_commit()
     return len(first), len(new_errors)
+
+
+def compact(engine: Engine) -> tuple[int, int] | None:
+    """Rewrite a SQLite database file without its free pages; (bytes before, bytes after), or
+    None on other databases (PostgreSQL's autovacuum does this itself).
+
+    A big ingest leaves the file about a tenth larger than its contents (B-tree pages split as
+    rows arrive in hash order); run once after one, VACUUM takes seconds.
+    """
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return None
+    path = Path(str(engine.url.database))
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        before = path.stat().st_size
+        conn.exec_driver_sql("VACUUM")
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    return before, path.stat().st_size

@@ -7,11 +7,12 @@ refreshed the way the store does at the end of a snapshot.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from errkb.core.models import Error, Occurrence, Repo, SiteBody, Snapshot
+from errkb.core.models import Error, Occurrence, Repo, SiteBody, Snapshot, packed_code
 from errkb.core.search.index import refresh_search_index
 
 MESSAGES = [
@@ -129,13 +130,17 @@ def populate(session: Session) -> dict[str, str]:
             body = SiteBody(
                 hash=f"{eid}-{k}",
                 end_offset=1,
-                conditions=[],
-                snippet={
-                    "start": -2,
-                    "lines": ["if bad:", f"    raise {exc}(", f"        {message!r})"],
-                    "raise_start": 0,
-                    "raise_end": 1,
-                },
+                code=packed_code(
+                    json.dumps([]),
+                    json.dumps(
+                        {
+                            "start": -2,
+                            "lines": ["if bad:", f"    raise {exc}(", f"        {message!r})"],
+                            "raise_start": 0,
+                            "raise_end": 1,
+                        }
+                    ),
+                ),
                 flags=[{"flag": f, "dest": f[2:].replace("-", "_")} for f in flags],
                 raise_source=repr(message),
             )

@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from errkb.core.models import FileCache
+from errkb.ingest import store
 from errkb.ingest.cache_writer import CacheWriter
 
 
@@ -42,3 +43,17 @@ def test_a_failed_write_is_raised_by_close(engine: Engine) -> None:
     rows = _rows(engine)
     assert "ok" in rows and "bad" not in rows
     writer.close()  # the error was raised once
+
+
+def test_lookups_find_rows_by_key_and_never_a_colliding_key(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.write_cache(engine, "x:1", {"a": b"ra", "b": b"rb"})
+    assert store.load_cache(engine, "x:1", ["a", "b", "c"]) == {"a": b"ra", "b": b"rb"}
+    assert store.load_cache(engine, "x:2", ["a"]) == {}  # another extractor's rows are not hits
+    # Every key hashed to one id: the first row keeps it, the others are simply not cached.
+    monkeypatch.setattr(store, "file_cache_id", lambda extractor, key: 7)
+    store.write_cache(engine, "x:1", {"first": b"r1"})
+    store.write_cache(engine, "x:1", {"second": b"r2"})
+    assert store.load_cache(engine, "x:1", ["first"]) == {"first": b"r1"}
+    assert store.load_cache(engine, "x:1", ["second"]) == {}

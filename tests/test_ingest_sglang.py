@@ -191,5 +191,12 @@ def test_postgres_knowledge_base_matches_sqlite(sglang_kb_url: str, sglang_kb_pg
     finally:
         sqlite_engine.dispose()
         pg_engine.dispose()
-    for table in ("errors", "occurrences", "flags", "file_cache"):
+    for table in (
+        "errors",
+        "occurrences",
+        "site_bodies",
+        "snapshot_flags",
+        "flag_bodies",
+        "file_cache",
+    ):
         assert on_pg[table] == on_sqlite[table], table

@@ -11,7 +11,16 @@ from dbdump import dump
 from gitrepo import commit, new_repo
 from sqlalchemy import Engine, func, select
 
-from errkb.core.models import Error, FileCache, Flag, Meta, Occurrence, SiteBody, Snapshot
+from errkb.core.models import (
+    Error,
+    FileCache,
+    Flag,
+    Meta,
+    Occurrence,
+    SiteBody,
+    Snapshot,
+    unpacked_code,
+)
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.base import blob_sha
@@ -154,7 +163,7 @@ def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> No
         for table in (
             "occurrences",
             "error_flags",
-            "flags",
+            "snapshot_flags",
             "errors",
             "snapshots",
             "file_cache",
@@ -317,14 +326,18 @@ def test_changed_modules_reuse_unit_rows_on_both_databases(
                 Occurrence.line,
                 Occurrence.end_line,
                 Occurrence.qualname,
-                SiteBody.snippet,
+                SiteBody.code,
             )
             .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
             .join(SiteBody, SiteBody.hash == Occurrence.body_hash)
             .where(Snapshot.label == "v2")
         ).all()
     # Bodies keep their lines relative to the raise line (shared while the code above moves).
+    snippets = [
+        (e, p, ln, end, q, unpacked_code(code)["snippet"]) for e, p, ln, end, q, code in rows
+    ]
     stored = {
-        (e, p, ln, end, q, ln + sn["start"], tuple(sn["lines"])) for e, p, ln, end, q, sn in rows
+        (e, p, ln, end, q, ln + sn["start"], tuple(sn["lines"]))
+        for e, p, ln, end, q, sn in snippets
     }
     assert stored == expected

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from errkb.cli.failures import exit_code
 from errkb.cli.ingest_summary import DownloadTotals, summary, summary_json
@@ -129,6 +130,7 @@ def ingest(
                 except ErrkbError as exc:  # one bad source must not cost the others
                     failures.append(exc.message)
                     _error(exc.message)
+        _compact_after(engine, summaries)
     finally:
         downloads.close()
         engine.dispose()
@@ -140,6 +142,25 @@ def ingest(
         Console().print(summary(summaries, seconds, len(failures), fetched))
     if failures:
         raise typer.Exit(1)
+
+
+COMPACT_AFTER = 20  # snapshots written in one ingest before the SQLite file is compacted
+
+
+def _compact_after(engine: Engine, summaries: list[SnapshotSummary]) -> None:
+    """After a big ingest, rewrite a SQLite file without its free pages (see `store.compact`)."""
+    if sum(1 for s in summaries if s.status == "ingested") < COMPACT_AFTER:
+        return
+    try:
+        sizes = store.compact(engine)
+    except OperationalError as exc:  # another process holds the database: not worth failing
+        _notice(f"the database file was not compacted: {exc.orig}")
+        return
+    if sizes is not None:
+        before, after = sizes
+        err.print(
+            f"Compacted the database file from {before / 1e6:.0f} MB to {after / 1e6:.0f} MB."
+        )
 
 
 def _stored(engine: Engine) -> Callable[[str, str], bool]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     DateTime,
     Float,
     ForeignKey,
@@ -17,9 +21,11 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    join,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from errkb.core.packed import pack, unpack
 from errkb.core.records import SnapshotKind
 
 NAMING = {
@@ -97,16 +103,40 @@ class SiteBody(Base):
 
     Keyed by a hash of its content, with every line number relative to the raise line, so a site
     whose code is unchanged across a hundred releases (even as the lines above it move) has one
-    row here, however many occurrences point to it.
+    row here, however many occurrences point to it. The conditions and snippet, read only when an
+    entry is built, are one compressed JSON blob (`code`, see `errkb.core.packed`); the flag
+    links stay plain JSON, which the search index reads in SQL.
     """
 
     __tablename__ = "site_bodies"
     hash: Mapped[str] = mapped_column(String(32), primary_key=True)
     end_offset: Mapped[int] = mapped_column(Integer)  # end_line - line
-    conditions: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # lines relative to the raise
-    snippet: Mapped[dict[str, Any]] = mapped_column(JSON)  # lines relative to the raise
+    code: Mapped[bytes] = mapped_column(LargeBinary)  # {"conditions": [...], "snippet": {...}}
     flags: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # flag involvements
     raise_source: Mapped[str] = mapped_column(Text)
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        """The guard conditions, lines relative to the raise."""
+        return list(unpacked_code(self.code)["conditions"])
+
+    @property
+    def snippet(self) -> dict[str, Any]:
+        """The source lines around the raise, lines relative to the raise."""
+        return dict(unpacked_code(self.code)["snippet"])
+
+
+def packed_code(conditions_json: str, snippet_json: str) -> bytes:
+    """A site body's `code` from its conditions and snippet as JSON text."""
+    return pack(f'{{"conditions": {conditions_json}, "snippet": {snippet_json}}}'.encode())
+
+
+@lru_cache(maxsize=1024)
+def unpacked_code(code: bytes) -> dict[str, Any]:
+    """A site body's `code` read back (cached: an entry reads each body a few times; callers
+    copy what they change)."""
+    value: dict[str, Any] = json.loads(unpack(code))
+    return value
 
 
 class Occurrence(Base):
@@ -119,9 +149,10 @@ class Occurrence(Base):
     """
 
     __tablename__ = "occurrences"
-    # Indexed by (error, snapshot) and (snapshot, path, function) only (below): their leading
-    # columns serve the lookups and cascades by error or by snapshot, and no query looks
-    # occurrences up by path alone; single-column copies cost 12 MB on a whole history.
+    # Indexed by (error, snapshot) and by snapshot only (below): they serve the lookups and
+    # cascades by error or by snapshot. No query looks occurrences up by path alone, and within
+    # one snapshot (a few thousand rows) the path is filtered as the rows are read: an index
+    # holding every row's path and function cost 10 MB on a whole history.
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     error_id: Mapped[str] = mapped_column(ForeignKey("errors.id", ondelete="CASCADE"))
     snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
@@ -177,14 +208,15 @@ class ErrorFlag(Base):
     flag: Mapped[str] = mapped_column(String(200))
 
 
-class Flag(Base):
-    """A command-line option as defined in one snapshot."""
+class FlagBody(Base):
+    """A command-line option's definition, stored once per distinct content.
 
-    __tablename__ = "flags"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    snapshot_id: Mapped[int] = mapped_column(
-        ForeignKey("snapshots.id", ondelete="CASCADE"), index=True
-    )
+    Keyed by a hash of everything but its line: across a history most options keep their
+    definition while the lines above them move, so a hundred snapshots share one row here.
+    """
+
+    __tablename__ = "flag_bodies"
+    hash: Mapped[str] = mapped_column(String(32), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), index=True)  # primary flag "--tp-size"
     flags: Mapped[list[str]] = mapped_column(JSON)
     dest: Mapped[str] = mapped_column(String(200), index=True)
@@ -193,17 +225,70 @@ class Flag(Base):
     choices: Mapped[list[str] | None] = mapped_column(JSON)
     help: Mapped[str | None] = mapped_column(Text)
     path: Mapped[str] = mapped_column(String(500))
-    line: Mapped[int] = mapped_column(Integer)
     origin: Mapped[str] = mapped_column(String(20))
 
 
+class SnapshotFlag(Base):
+    """That a snapshot defines an option, and at which line."""
+
+    __tablename__ = "snapshot_flags"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), index=True
+    )
+    body_hash: Mapped[str] = mapped_column(ForeignKey("flag_bodies.hash"))
+    line: Mapped[int] = mapped_column(Integer)
+
+
+class Flag(Base):
+    """A command-line option as defined in one snapshot (read-only: the two tables above,
+    joined; the store writes them directly)."""
+
+    __table__ = join(
+        SnapshotFlag.__table__,
+        FlagBody.__table__,
+        SnapshotFlag.__table__.c.body_hash == FlagBody.__table__.c.hash,
+    )
+    id: Mapped[int]
+    snapshot_id: Mapped[int]
+    body_hash: Mapped[str]
+    line: Mapped[int]
+    hash: Mapped[str]
+    name: Mapped[str]
+    flags: Mapped[list[str]]
+    dest: Mapped[str]
+    type: Mapped[str | None]
+    default: Mapped[str | None]
+    choices: Mapped[list[str] | None]
+    help: Mapped[str | None]
+    path: Mapped[str]
+    origin: Mapped[str]
+
+
 class FileCache(Base):
-    """Per-file extraction results keyed by content hash, shared across runs and sources."""
+    """Per-file extraction results keyed by content hash, shared across runs and sources.
+
+    The row id is a 64-bit hash of (extractor, content hash) (`file_cache_id`), so the table
+    needs no second index holding a copy of every key (9 MB over a whole history); a lookup
+    compares the stored key too, so two keys whose ids collide never share a result (the later
+    one is just not cached).
+    """
 
     __tablename__ = "file_cache"
-    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    extractor: Mapped[str] = mapped_column(String(64), primary_key=True)  # version + config digest
-    result: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed FileResult JSON
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"),  # SQLite: the rowid itself
+        primary_key=True,
+        autoincrement=False,
+    )
+    content_hash: Mapped[str] = mapped_column(String(64))
+    extractor: Mapped[str] = mapped_column(String(64))  # version + config digest
+    result: Mapped[bytes] = mapped_column(LargeBinary)  # compressed FileResult JSON (core.packed)
+
+
+def file_cache_id(extractor: str, content_hash: str) -> int:
+    """The file-cache row id of a key: a signed 64-bit hash of (extractor, content hash)."""
+    digest = hashlib.blake2b(f"{extractor}\0{content_hash}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 class Meta(Base):
@@ -228,10 +313,5 @@ class AiExplanation(Base):
 
 
 Index("ix_occurrences_error_snapshot", Occurrence.error_id, Occurrence.snapshot_id)
-Index(
-    "ix_occurrences_snapshot_qualname",
-    Occurrence.snapshot_id,
-    Occurrence.path,
-    Occurrence.qualname,
-)
+Index("ix_occurrences_snapshot_id", Occurrence.snapshot_id)
 Index("ix_error_flags_snapshot_dest", ErrorFlag.snapshot_id, ErrorFlag.dest)

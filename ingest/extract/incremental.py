@@ -27,13 +27,13 @@ import hashlib
 import re
 import symtable
 import warnings
-import zlib
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
+from errkb.core.packed import pack, unpack
 from errkb.core.records import (
     UNIT_RESULT,
     ExtractConfig,
@@ -170,12 +170,12 @@ def split_file(data: bytes, path: str, config: ExtractConfig) -> Split | None:
 
 def encode_unit(result: UnitResult) -> bytes:
     """A UnitResult as compressed JSON (stored in the file cache under its "u:" key)."""
-    return zlib.compress(UNIT_RESULT.dump_json(result), 1)
+    return pack(UNIT_RESULT.dump_json(result))
 
 
 def decode_unit(blob: bytes) -> UnitResult:
     """The UnitResult stored by `encode_unit`."""
-    return UNIT_RESULT.validate_json(zlib.decompress(blob))
+    return UNIT_RESULT.validate_json(unpack(blob))
 
 
 def extract_by_units(

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
 from errkb.core.flag_catalog import flag_catalog
-from errkb.core.models import Error, Flag, Occurrence, Repo, SiteBody, Snapshot
+from errkb.core.models import Error, Flag, Occurrence, Repo, SiteBody, Snapshot, unpacked_code
 from errkb.core.records import (
     Condition,
     FlagDef,
@@ -87,7 +87,11 @@ def catalog_for(session: Session, snapshot_id: int, dests: set[str]) -> dict[str
     """Definitions of `dests` in a snapshot, merged with the other flags of their files."""
     if not dests:
         return {}
-    files = select(Flag.path).where(Flag.snapshot_id == snapshot_id, Flag.dest.in_(sorted(dests)))
+    files = (
+        select(Flag.path)
+        .where(Flag.snapshot_id == snapshot_id, Flag.dest.in_(sorted(dests)))
+        .correlate(None)  # the same tables as the outer query: a subquery of its own
+    )
     rows = session.scalars(
         select(Flag).where(Flag.snapshot_id == snapshot_id, Flag.path.in_(files))
     )
@@ -128,13 +132,17 @@ def signature_of(conditions: list[dict[str, Any]], raise_source: str) -> Signatu
 
 def body_signatures(session: Session, hashes: set[str] | None = None) -> dict[str, Signature]:
     """Signature per site body: of the given hashes, or of every body."""
-    stmt = select(SiteBody.hash, SiteBody.conditions, SiteBody.raise_source)
+    stmt = select(SiteBody.hash, SiteBody.code, SiteBody.raise_source)
+
+    def signature(code: bytes, raise_source: str) -> Signature:
+        return signature_of(unpacked_code(code)["conditions"], raise_source)
+
     if hashes is None:
-        return {h: signature_of(c or [], r) for h, c, r in session.execute(stmt)}
+        return {h: signature(c, r) for h, c, r in session.execute(stmt)}
     wanted, out = sorted(hashes), {}
     for start in range(0, len(wanted), 500):
         rows = session.execute(stmt.where(SiteBody.hash.in_(wanted[start : start + 500])))
-        out.update({h: signature_of(c or [], r) for h, c, r in rows})
+        out.update({h: signature(c, r) for h, c, r in rows})
     return out
 
 

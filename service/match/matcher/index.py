@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
@@ -25,9 +25,10 @@ DF_CAP = 150  # words in more templates than this are not posted (like stop word
 _MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
 
 
-@dataclass(frozen=True)
-class OccurrenceRow:
-    """One raise site of an error in one snapshot, as read from the database."""
+class OccurrenceRow(NamedTuple):
+    """One raise site of an error in one snapshot, as read from the database (a named tuple:
+    a whole history reads over a hundred thousand, and a frozen dataclass's init costs five
+    times a tuple's)."""
 
     path: str  # repo path, e.g. python/sglang/srt/x.py
     line: int
@@ -49,9 +50,8 @@ class ErrorRow:
     occurrences: tuple[OccurrenceRow, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class FrameSite:
-    """A raise site prepared for traceback comparison."""
+class FrameSite(NamedTuple):
+    """A raise site prepared for traceback comparison (one per occurrence: a named tuple)."""
 
     path: str
     module_path: str  # path without the repo prefix: "sglang/srt/x.py"
@@ -134,8 +134,11 @@ class RaiseLines:
         return found
 
 
-def compile_entry(row: ErrorRow) -> tuple[CompiledTemplate, list[bytes]]:
-    """The compiled entry for one error row and its distinct literal words."""
+def compile_entry(
+    row: ErrorRow, names: dict[tuple[str, str, str], tuple[str, str, str, str]] | None = None
+) -> tuple[CompiledTemplate, list[bytes]]:
+    """The compiled entry for one error row and its distinct literal words (`names`: the
+    site strings worked out so far, shared by every site with the same path and function)."""
     pieces: list[str] = []
     gaps: list[list[str]] = [[]]
     words: list[bytes] = []
@@ -156,7 +159,7 @@ def compile_entry(row: ErrorRow) -> tuple[CompiledTemplate, list[bytes]]:
             gaps.append([])
     sites = tuple(
         sorted(
-            (_site(o) for o in row.occurrences),
+            (_site(o, {} if names is None else names) for o in row.occurrences),
             key=lambda s: (s.sort_key, s.path, s.line),
         )
     )
@@ -193,19 +196,29 @@ def _roots(sites: tuple[FrameSite, ...]) -> tuple[str, ...]:
     return tuple(sorted({s.module_path.split("/", 1)[0] for s in sites}))
 
 
-def _site(o: OccurrenceRow) -> FrameSite:
-    module_path = o.path
-    if o.path_prefix and module_path.startswith(o.path_prefix):
-        module_path = module_path[len(o.path_prefix) :]
+def _site(
+    o: OccurrenceRow, names: dict[tuple[str, str, str], tuple[str, str, str, str]]
+) -> FrameSite:
+    """The frame site of an occurrence. A site's strings are the same in every snapshot that
+    has it, so they are made once per (path, prefix, function) and shared: a whole history has
+    a hundred thousand occurrences but a few thousand distinct places."""
+    key = (o.path, o.path_prefix, o.qualname)
+    strings = names.get(key)
+    if strings is None:
+        module_path = o.path
+        if o.path_prefix and module_path.startswith(o.path_prefix):
+            module_path = module_path[len(o.path_prefix) :]
+        strings = names[key] = (o.path, module_path, o.qualname, o.qualname.rsplit(".", 1)[-1])
+    path, module_path, qualname, function = strings
     return FrameSite(
-        path=o.path,
-        module_path=module_path,
-        line=o.line,
-        end_line=max(o.end_line, o.line),
-        qualname=o.qualname,
-        function=o.qualname.rsplit(".", 1)[-1],
-        snapshot=o.snapshot,
-        sort_key=o.sort_key,
+        path,
+        module_path,
+        o.line,
+        max(o.end_line, o.line),
+        qualname,
+        function,
+        o.snapshot,
+        o.sort_key,
     )
 
 
@@ -214,8 +227,9 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     entries: list[CompiledTemplate] = []
     entry_words: list[list[bytes]] = []
     opaque = 0
+    names: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
     for row in rows:
-        entry, words = compile_entry(row)
+        entry, words = compile_entry(row, names)
         if not entry.pieces:
             opaque += 1  # no literal text: nothing in a log can identify it
             continue
