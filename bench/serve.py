@@ -117,7 +117,12 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 def start_errkb(db_url: str, port: int, processes: int) -> subprocess.Popen[bytes]:
     cmd = [str(BIN / "errkb"), "serve", "--port", str(port), "--workers", str(processes)]
-    env = {"ERRKB_DATABASE_URL": db_url, "ERRKB_MATCH_REFRESH_SECONDS": "3600"}
+    # No access log, as the baseline (uvicorn at --log-level warning): the same server work.
+    env = {
+        "ERRKB_DATABASE_URL": db_url,
+        "ERRKB_MATCH_REFRESH_SECONDS": "3600",
+        "ERRKB_ACCESS_LOG": "false",
+    }
     return start(cmd, env, f"http://127.0.0.1:{port}/healthz")
 
 

@@ -11,7 +11,7 @@ from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
 from errkb.service.entries.schemas import Entry, OccurrencePage
-from errkb.service.http_cache import Fresh
+from errkb.service.http_cache import fresh_validators
 
 router = APIRouter()
 
@@ -37,12 +37,12 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 async def get_error(
     request: Request,
     error_id: str,
-    v: Fresh,
     snapshot: str | None = Query(
         default=None, max_length=200, description="snapshot label whose occurrence comes first"
     ),
 ) -> Response:
     """Everything known about one error: message, explanation, flags, occurrences, history."""
+    v = fresh_validators(request)  # not a dependency: this is the hottest route
     cache: EntryCache = request.app.state.entries
     item = ("json", error_id, snapshot or None)
     body = cache.get(v.version.key, item)

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import NotFound
+from errkb.core.settings import Settings
 from errkb.service.browse.queries import (
     error_count,
     error_ids,
@@ -27,7 +28,7 @@ from errkb.service.browse.queries import (
 )
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.http_cache import Fresh
+from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
@@ -57,14 +58,10 @@ def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -
 
 
 @router.get("/errors/{error_id}", response_class=HTMLResponse)
-async def entry_page(
-    request: Request,
-    error_id: str,
-    settings: SettingsDep,
-    v: Fresh,
-    snapshot: str | None = None,
-) -> Response:
+async def entry_page(request: Request, error_id: str, snapshot: str | None = None) -> Response:
     """The documentation page of one error, optionally showing `snapshot`'s occurrence first."""
+    v = fresh_validators(request)  # not a dependency: the hottest page
+    settings: Settings = request.app.state.settings
     canonical_base = _canonical(request, settings.public_url, "")
     item = ("page", error_id, snapshot or None, request.scope.get("root_path", ""), canonical_base)
     cache: EntryCache = request.app.state.entries
