@@ -118,6 +118,12 @@ class KeyWatch:
                 pass
 
 
+def session_kb_key(session: Session) -> str:
+    """The content key as the session's transaction sees it."""
+    rows = session.execute(text(_KB_KEY_SQL)).all()
+    return _key_of([(k, v) for k, v in rows])
+
+
 def bump_ai_generation(session: Session) -> None:
     """Count one change of stored AI prose (in the caller's transaction): cached entries expire."""
     current = session.execute(select(Meta.value).where(Meta.key == AI_GENERATION)).scalar()

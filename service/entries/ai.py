@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session
 from errkb.core.errors import ErrkbError
 from errkb.core.models import AiExplanation, Error
 from errkb.core.settings import Settings
+from errkb.service.entries.queries import rekey_docs
 from errkb.service.entries.schemas import AiExplanationOut, Entry
-from errkb.service.queries import bump_ai_generation
+from errkb.service.queries import bump_ai_generation, session_kb_key
 
 TIMEOUT = 120.0
 MAX_REPLY_CHARS = 20_000
@@ -204,6 +205,8 @@ def enrich(
         created_at=datetime.now(UTC),
     )
     session.add(row)
+    before = session_kb_key(session)
     bump_ai_generation(session)  # cached entries show the new prose from the next request on
+    rekey_docs(session, before, session_kb_key(session), error.id)  # the others are unchanged
     session.commit()
     return _out(row)

@@ -28,6 +28,8 @@ from errkb.service.browse.queries import (
 )
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
+from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.schemas import Entry
 from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
@@ -79,7 +81,13 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
     def build() -> bytes:
         with request.app.state.sessions() as session:
-            entry = build_entry(session, error_id, snapshot=snapshot)
+            stored = None
+            if snapshot is None:  # the default view: its doc, built after the ingest, if current
+                stored = stored_entry_json(session, error_id, version_key, settings_variant(None))
+            if stored is not None:
+                entry = Entry.model_validate_json(stored)
+            else:
+                entry = build_entry(session, error_id, snapshot=snapshot)
         canonical = f"{canonical_base}/errors/{entry.id}"
         return render_entry(entry, links=_links(request), canonical=canonical).encode()
 
