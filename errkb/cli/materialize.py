@@ -32,9 +32,9 @@ def materialize_with_progress(settings: Settings, console: Console) -> Materiali
 def sentence(done: Materialized) -> str:
     """What the materialization did, for a person."""
     if done.skipped:
-        return f"Entries already built for this knowledge base ({done.entries} entries)."
+        return f"Entries already built for this knowledge base ({_entries(done.entries)})."
     text = (
-        f"Built {done.entries} entries for fast reads in {done.seconds:.1f} s "
+        f"Built {_entries(done.entries)} for fast reads in {done.seconds:.1f} s "
         f"({done.compressed_bytes / 1e6:.1f} MB stored, {done.json_bytes / 1e6:.1f} MB of JSON)."
     )
     if done.abandoned:
@@ -43,3 +43,7 @@ def sentence(done: Materialized) -> str:
             " those entries are built when first read."
         )
     return text
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"

@@ -118,10 +118,16 @@ def _results(
     settings: Settings, processes: int, key: str, chunks: list[list[str]]
 ) -> Iterator[list[tuple[str, bytes, int]] | None]:
     """Each chunk built, in worker processes when more than one is asked for."""
+    global _worker
     if processes <= 1 or len(chunks) < 2:
-        _init_worker(settings, os.getpid())
-        for chunk in chunks:
-            yield _build_chunk(chunk, key)
+        engine = engine_from_settings(settings)
+        _worker = (session_factory(engine), settings)
+        try:
+            for chunk in chunks:
+                yield _build_chunk(chunk, key)
+        finally:
+            _worker = None
+            engine.dispose()
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
