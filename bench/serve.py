@@ -16,7 +16,8 @@ else a pure-Python httpx/asyncio client (it saturates sooner: ratios then unders
 
 Usage: .venv/bin/python bench/serve.py [--db URL] [--seconds S] [--rounds N] [--processes 1,4]
 Without --db it uses a copy of the tests' cached 4-release sglang knowledge base (built by the
-real pipeline on first use, see tests/kbcache.py).
+real pipeline on first use, see tests/kbcache.py). It first builds the entry docs, as `errkb
+ingest` ends by doing, and prints their time and size (`--no-docs`: cold requests then build).
 """
 
 from __future__ import annotations
@@ -257,6 +258,25 @@ def baseline_bodies(base: str, lines: dict[str, list[str]], dest: Path) -> None:
     dest.write_text(json.dumps(bodies))
 
 
+def build_docs(db_url: str) -> None:
+    """Build the entry docs as `errkb ingest` ends by doing, and print what that cost."""
+    from errkb.core.db import make_engine, upgrade
+    from errkb.core.settings import Settings
+    from errkb.service.entries.docs import materialize_entries
+
+    engine = make_engine(db_url)
+    upgrade(engine)
+    engine.dispose()
+    load = os.getloadavg()[0]
+    done = materialize_entries(Settings(database_url=db_url))
+    stored, raw = done.compressed_bytes / 1e6, done.json_bytes / 1e6
+    print(
+        f"entry docs: {done.entries} entries built in {done.seconds:.1f} s on "
+        f"{os.cpu_count()} processes (load {load:.1f} before), {stored:.1f} MB stored "
+        f"({raw:.1f} MB of JSON){' (already built)' if done.skipped else ''}"
+    )
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
@@ -335,6 +355,12 @@ def main() -> None:
     parser.add_argument("--processes", default="1,4")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated subset")
+    parser.add_argument(
+        "--no-docs",
+        dest="docs",
+        action="store_false",
+        help="do not build the entry docs first (cold requests then build their entries)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -343,6 +369,8 @@ def main() -> None:
             from kbcache import copy_kb
 
             db_url = copy_kb(tmp / "kb.sqlite3")
+        if args.docs:
+            build_docs(db_url)
         for processes in (int(p) for p in args.processes.split(",")):
             bench(args, db_url, processes, tmp)
 
