@@ -79,9 +79,7 @@ def test_every_entry_is_built_as_a_request_would_build_it(db_url: str, tmp_path:
     engine.dispose()
     stored = _docs(db_url)
     assert len(ids) > 5 and done.entries == len(ids) and not done.skipped
-    assert done.compressed_bytes == sum(
-        len(zlib.compress(b, docs.LEVEL)) for b in built.values()
-    )
+    assert done.compressed_bytes == sum(len(zlib.compress(b, docs.LEVEL)) for b in built.values())
     assert {i: (key, b) for i, b in built.items()} == stored
     again = materialize_entries(_settings(db_url), processes=1)
     assert again.skipped and again.entries == len(ids)
