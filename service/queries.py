@@ -9,6 +9,7 @@ SQLite only when `PRAGMA data_version` says another connection has committed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -36,8 +37,8 @@ class KbVersion:
 _KB_KEY_SQL = f"SELECT key, value FROM meta WHERE key IN ('generation', '{AI_GENERATION}')"
 
 
-def _key_of(rows: list[tuple[str, str]]) -> str:
-    values = dict(rows)
+def _key_of(rows: Iterable[Sequence[Any]]) -> str:
+    values = {str(k): v for k, v in rows}
     return f"{values.get('generation') or '0'}.{values.get(AI_GENERATION) or '0'}"
 
 
@@ -74,7 +75,7 @@ class KeyWatch:
     def _connect(self) -> Any:
         fairy = self._engine.raw_connection()
         fairy.detach()  # ours for good: the pool opens another in its place
-        conn = fairy.dbapi_connection
+        conn: Any = fairy.dbapi_connection
         if not self._sqlite:
             conn.autocommit = True  # each read its own statement: no idle transaction
         return conn
@@ -120,8 +121,7 @@ class KeyWatch:
 
 def session_kb_key(session: Session) -> str:
     """The content key as the session's transaction sees it."""
-    rows = session.execute(text(_KB_KEY_SQL)).all()
-    return _key_of([(k, v) for k, v in rows])
+    return _key_of(session.execute(text(_KB_KEY_SQL)).all())
 
 
 def bump_ai_generation(session: Session) -> None:

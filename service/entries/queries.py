@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select, update
+from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
@@ -58,7 +58,7 @@ def write_docs(session: Session, key: str, variant: str, rows: list[tuple[str, b
         return
     session.execute(delete(EntryDoc).where(EntryDoc.error_id.in_([i for i, _ in rows])))
     session.execute(
-        EntryDoc.__table__.insert(),
+        insert(EntryDoc),
         [{"error_id": i, "content_key": key, "variant": variant, "body": b} for i, b in rows],
     )
 
@@ -98,7 +98,7 @@ def snapshot_by_label(session: Session, label: str) -> Snapshot | None:
     return session.scalars(select(Snapshot).where(Snapshot.label == label)).first()
 
 
-def slim_occurrences(session: Session, error_id: str) -> list[Row[Any]]:
+def slim_occurrences(session: Session, error_id: str) -> list[Any]:
     """Every occurrence of an error, slim (snapshot, place, body hash), by path and line."""
     return list(
         session.execute(
@@ -232,7 +232,7 @@ def snapshot_occurrences_with_errors(
 
 def same_file_rows(
     session: Session, error_id: str, snapshot_id: int, paths: list[str]
-) -> list[Row[Any]]:
+) -> list[Any]:
     """Other errors' occurrences in the same files of a snapshot (id, place, title)."""
     return list(
         session.execute(
