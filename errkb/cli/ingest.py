@@ -135,15 +135,15 @@ def ingest(
         downloads.close()
         engine.dispose()
     seconds = time.perf_counter() - started
-    if settings.materialize_entries:
-        from errkb.cli.materialize import materialize_with_progress
-
-        materialize_with_progress(settings, err)  # on stderr: stdout keeps the summary alone
     fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
     if as_json:
         typer.echo(json.dumps(summary_json(summaries, seconds, failures, fetched), indent=2))
     else:
         Console().print(summary(summaries, seconds, len(failures), fetched))
+    if settings.materialize_entries:
+        from errkb.cli.materialize import materialize_with_progress
+
+        materialize_with_progress(settings, err)  # on stderr: stdout keeps the summary alone
     if failures:
         raise typer.Exit(1)
 
