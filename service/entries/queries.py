@@ -144,13 +144,14 @@ def body_signature_rows(
     """(hash, packed code, raise source) of the given site bodies, or of every one."""
     stmt = select(SiteBody.hash, SiteBody.code, SiteBody.raise_source)
     if hashes is None:
-        yield from session.execute(stmt).tuples()
+        for h, conditions, raise_source in session.execute(stmt):
+            yield h, conditions, raise_source
         return
     wanted = sorted(hashes)
     for start in range(0, len(wanted), 500):
-        yield from session.execute(
-            stmt.where(SiteBody.hash.in_(wanted[start : start + 500]))
-        ).tuples()
+        chunk = stmt.where(SiteBody.hash.in_(wanted[start : start + 500]))
+        for h, conditions, raise_source in session.execute(chunk):
+            yield h, conditions, raise_source
 
 
 def occurrence_count(session: Session, error_id: str) -> int:
