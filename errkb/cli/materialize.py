@@ -29,6 +29,19 @@ def materialize_with_progress(settings: Settings, console: Console) -> Materiali
     return done
 
 
+def materialize_entries_quietly(settings: Settings) -> dict[str, object]:
+    """Build the entry docs without output; their figures, for `errkb ingest --json`."""
+    done = materialize_entries(settings, processes=settings.workers)
+    return {
+        "entries": done.entries,
+        "seconds": round(done.seconds, 3),
+        "stored_bytes": done.compressed_bytes,
+        "json_bytes": done.json_bytes,
+        "already_built": done.skipped,
+        "batches_left_out": done.abandoned,
+    }
+
+
 def sentence(done: Materialized) -> str:
     """What the materialization did, for a person."""
     if done.skipped:
