@@ -1,15 +1,15 @@
 """entry_docs: every error's entry JSON, built in bulk after an ingest (zlib-compressed)
 
-Revision ID: 0007_entry_docs
-Revises: 0006_repo_vocabulary
+Revision ID: 0008_entry_docs
+Revises: 0007_compact_storage
 Create Date: 2026-12-03 21:40:00
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_entry_docs"
-down_revision = "0006_repo_vocabulary"
+revision = "0008_entry_docs"
+down_revision = "0007_compact_storage"
 branch_labels = None
 depends_on = None
 
