@@ -28,7 +28,7 @@ from sqlalchemy import select
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Snapshot
 from errkb.service.entries.facts import snapshot_explanations
-from errkb.service.entries.schemas import Explanation
+from errkb.service.entries.schemas import ExplanationOut
 
 ROOT = Path(__file__).resolve().parent.parent
 CONCRETE = {
@@ -44,10 +44,10 @@ CONCRETE = {
 _TICKS = re.compile(r"`[^`]*`")
 
 
-def newest_explanations(url: str) -> dict[str, Explanation]:
+def newest_explanations(url: str) -> dict[str, ExplanationOut]:
     """Every error's explanation from the newest snapshot that raises it."""
     engine = make_engine(url)
-    out: dict[str, Explanation] = {}
+    out: dict[str, ExplanationOut] = {}
     with session_factory(engine)() as session:
         labels = session.scalars(select(Snapshot.label).order_by(Snapshot.sort_key, Snapshot.id))
         for label in list(labels):
@@ -57,7 +57,7 @@ def newest_explanations(url: str) -> dict[str, Explanation]:
     return out
 
 
-def example_source(ex: Explanation) -> str:
+def example_source(ex: ExplanationOut) -> str:
     """Which input the example fix changes: flags, a request body, the environment, a release."""
     fix = ex.example_fix
     assert fix is not None

@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             for hook in app.state.shutdown_hooks:
                 hook(app)
+            app.state.versions.close()
             engine.dispose()
 
     app = FastAPI(title="errkb", version="0.1.0", lifespan=lifespan)

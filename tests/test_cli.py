@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from errkb.cli import failures
 from errkb.cli.main import app
 from errkb.core.db import make_engine
-from errkb.core.models import Error, Snapshot
+from errkb.core.models import EntryDoc, Error, Snapshot
 
 RAISING = "def f(n):\n    if n < 0:\n        raise ValueError(f'n must be >= 0, got {n}')\n"
 
@@ -51,9 +51,15 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
     assert result.exit_code == 0, result.output
     assert "ingest summary" in result.output and "local-1" in result.output
     assert "1 raise site, 1 new error." in result.output and "parsed" in result.output
+    assert "Built 1 entry for fast reads" in result.output
 
     ((error_id, message),) = _errors(db_url).items()
     assert message == "n must be >= 0, got {n}"
+    engine = make_engine(db_url)
+    with engine.connect() as conn:  # the entry was built after the ingest, under its key
+        (doc,) = conn.execute(select(EntryDoc.error_id, EntryDoc.content_key)).all()
+    engine.dispose()
+    assert doc == (error_id, "1.0")
     shown = _run("show", error_id)
     assert shown.exit_code == 0, shown.output
     entry = json.loads(shown.output)
@@ -65,6 +71,7 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
         "ingest", "--dir", str(cli_env / "src"), "--label", "local-1", "--repo", "tests/cli"
     )
     assert again.exit_code == 0 and "already ingested" in again.output
+    assert "Entries already built for this knowledge base (1 entry)." in again.output
 
 
 def test_show_unknown_id_is_a_clear_error(cli_env: Path) -> None:

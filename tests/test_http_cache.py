@@ -13,7 +13,7 @@ from errkb.core.db import make_engine, session_factory
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
 from errkb.service.entries.cache import EntryCache
-from errkb.service.queries import bump_ai_generation, kb_key
+from errkb.service.queries import KeyWatch, bump_ai_generation, kb_key
 
 GETS = ["/api/errors/{id}", "/api/errors?q=mamba", "/api/snapshots", "/errors/{id}", "/", "/flags/"]
 
@@ -112,4 +112,26 @@ def test_sqlite_and_postgres_keys_start_at_zero(db_url: str) -> None:
     try:
         assert kb_key(engine) == "0.0"
     finally:
+        engine.dispose()
+
+
+def test_the_key_watch_sees_every_commit_and_survives_a_lost_connection(db_url: str) -> None:
+    engine = make_engine(db_url)
+    watch = KeyWatch(engine)
+    try:
+        assert watch.key() == kb_key(engine) == "0.0"
+        for expected in ("0.1", "0.2"):  # another connection commits: seen at once, each time
+            with session_factory(engine)() as session:
+                bump_ai_generation(session)
+                session.commit()
+            assert watch.key() == expected
+        lost = watch._conn  # noqa: SLF001 - the test breaks the watch's own connection
+        lost.close()
+        with session_factory(engine)() as session:
+            bump_ai_generation(session)
+            session.commit()
+        assert watch.key() == "0.3"  # a fresh connection, the current key
+        assert watch._conn is not lost  # noqa: SLF001
+    finally:
+        watch.close()
         engine.dispose()

@@ -76,6 +76,8 @@ def test_every_release_then_only_new_ones(index: LocalIndex, db_url: str, tmp_pa
     assert [s["label"] for s in report["snapshots"]] == ["1.0", "1.1", "1.2"]  # no pre-release
     assert {s["status"] for s in report["snapshots"]} == {"ingested"}
     assert report["downloads"]["releases"] == 3
+    docs = report["entry_docs"]  # every entry built after the ingest, its figures in the JSON
+    assert docs["entries"] >= 1 and docs["stored_bytes"] > 0 and not docs["already_built"]
     # Two download threads: the order they finish in is theirs.
     assert sorted(index.files_downloaded()) == [
         f"demo-{v}-py3-none-any.whl" for v in ("1.0", "1.1", "1.2")
@@ -96,6 +98,7 @@ def test_every_release_then_only_new_ones(index: LocalIndex, db_url: str, tmp_pa
         "1.3": ("ingested", 1),
     }
     assert index.files_downloaded()[3:] == ["demo-1.3-py3-none-any.whl"]
+    assert not again["entry_docs"]["already_built"]  # a new snapshot: every entry rebuilt
 
     # Nothing new: nothing downloaded, nothing parsed, and the summary says so.
     third = _run("ingest", "--pins", pins)

@@ -75,6 +75,7 @@ def test_cli_ingest_of_0_5_23_finds_every_site(
     copy_file_cache(sglang_kb_url, url)  # parse results of the same code: the CLI reuses them
     monkeypatch.setenv("ERRKB_DATABASE_URL", url)
     monkeypatch.setenv("ERRKB_CACHE_DIR", str(CACHE))
+    monkeypatch.setenv("ERRKB_MATERIALIZE_ENTRIES", "false")  # sites are the point here
     result = CliRunner().invoke(app, ["ingest", "--pypi", "sglang==0.5.23"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
 

@@ -176,3 +176,31 @@ def test_next_get_after_an_ingest_shows_the_new_snapshot(db_url: str, tmp_path: 
     assert "v3" not in page_before.text and "v3" in page_after.text
     assert after.headers["etag"] != before.headers["etag"]
     assert revalidated.status_code == 200 and revalidated.json()["snapshot"] == "v3"
+
+
+def test_a_server_reading_entry_docs_shows_the_next_ingest_at_once(
+    db_url: str, tmp_path: Path
+) -> None:
+    from test_entry_docs import MARKER, plant_marker
+
+    from errkb.core.settings import Settings
+    from errkb.service.entries.docs import materialize_entries
+
+    ingest_pages_repo(db_url, tmp_path, versions=(1, 2))
+    materialize_entries(Settings(database_url=db_url), processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)  # so a doc read shows, and a stale doc served would too
+    port = _free_port()
+    proc = _serve(db_url, port)
+    try:
+        _wait_healthy(port, proc)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            before = client.get(f"/api/errors/{mamba}")
+            ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))
+            after = client.get(f"/api/errors/{mamba}")
+            page_after = client.get(f"/errors/{mamba}")
+    finally:
+        _stop(proc)
+    assert before.json()["title"] == MARKER and before.json()["snapshot"] == "v2"
+    assert after.json()["snapshot"] == "v3" and after.json()["title"] != MARKER
+    assert "v3" in page_after.text and MARKER not in page_after.text

@@ -136,10 +136,19 @@ def ingest(
         engine.dispose()
     seconds = time.perf_counter() - started
     fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
-    if as_json:
-        typer.echo(json.dumps(summary_json(summaries, seconds, failures, fetched), indent=2))
+    if as_json:  # the entries' figures go into the JSON, so stdout stays one document
+        report = summary_json(summaries, seconds, failures, fetched)
+        if settings.materialize_entries:
+            from errkb.cli.materialize import materialize_entries_quietly
+
+            report["entry_docs"] = materialize_entries_quietly(settings)
+        typer.echo(json.dumps(report, indent=2))
     else:
         Console().print(summary(summaries, seconds, len(failures), fetched))
+        if settings.materialize_entries:
+            from errkb.cli.materialize import materialize_with_progress
+
+            materialize_with_progress(settings, err)  # its sentence on stderr, after the summary
     if failures:
         raise typer.Exit(1)
 

@@ -90,6 +90,7 @@ def serve(
     options: dict[str, object] = {
         "host": host or settings.host,
         "port": port or settings.port,
+        "access_log": settings.access_log,
         **server_options(settings),
     }
     processes = workers or settings.serve_workers

@@ -299,6 +299,22 @@ class Meta(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class EntryDoc(Base):
+    """An error's entry JSON as built after an ingest, served while its content key is current.
+
+    `content_key` is the knowledge base's key (ingest generation and AI-prose counter) the doc
+    was built under, `variant` a digest of the settings that shape it (public URL, AI model):
+    a doc whose key or variant differs from the reader's is never served (it is rebuilt on
+    demand). `body` is the zlib-compressed JSON of the entry's default view.
+    """
+
+    __tablename__ = "entry_docs"
+    error_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    content_key: Mapped[str] = mapped_column(String(64))
+    variant: Mapped[str] = mapped_column(String(64))
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class AiExplanation(Base):
     """Optional AI prose for an error, cached per (error, template hash, model)."""
 

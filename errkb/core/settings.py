@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     entry_cache_mb: int = Field(
         default=256, ge=0, description="serialized entries and pages kept per server process"
     )
+    # Entries built in bulk after each `errkb ingest`, so a first read is one row, not a build.
+    materialize_entries: bool = True
+    access_log: bool = Field(default=True, description="log one line per request (uvicorn's)")
     llm_url: str = ""
     llm_model: str = ""
     llm_api_key: str = ""

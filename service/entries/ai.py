@@ -17,14 +17,14 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
-from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from errkb.core.errors import ErrkbError
 from errkb.core.models import AiExplanation, Error
 from errkb.core.settings import Settings
+from errkb.service.entries.queries import ai_explanations, delete_ai_explanation, rekey_docs
 from errkb.service.entries.schemas import AiExplanationOut, Entry
-from errkb.service.queries import bump_ai_generation
+from errkb.service.queries import DbSession as Session
+from errkb.service.queries import bump_ai_generation, session_kb_key
 
 TIMEOUT = 120.0
 MAX_REPLY_CHARS = 20_000
@@ -63,16 +63,7 @@ def cached_explanation(
     session: Session, error: Error, settings: Settings | None
 ) -> AiExplanationOut | None:
     """The stored AI prose for this error and template, the configured model's first."""
-    rows = list(
-        session.scalars(
-            select(AiExplanation)
-            .where(
-                AiExplanation.error_id == error.id,
-                AiExplanation.template_hash == template_hash(error),
-            )
-            .order_by(AiExplanation.created_at.desc())
-        )
-    )
+    rows = ai_explanations(session, error.id, template_hash(error))
     if not rows:
         return None
     model = settings.llm_model if settings else ""
@@ -189,13 +180,7 @@ def enrich(
     if row is not None and not refresh:
         return _out(row)
     prose = ask_model(entry, settings, client)
-    session.execute(
-        delete(AiExplanation).where(
-            AiExplanation.error_id == key[0],
-            AiExplanation.template_hash == key[1],
-            AiExplanation.model == key[2],
-        )
-    )
+    delete_ai_explanation(session, *key)
     row = AiExplanation(
         error_id=key[0],
         template_hash=key[1],
@@ -204,6 +189,8 @@ def enrich(
         created_at=datetime.now(UTC),
     )
     session.add(row)
+    before = session_kb_key(session)
     bump_ai_generation(session)  # cached entries show the new prose from the next request on
+    rekey_docs(session, before, session_kb_key(session), error.id)  # the others are unchanged
     session.commit()
     return _out(row)

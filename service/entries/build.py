@@ -15,11 +15,8 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from errkb.core.errors import BadInput, NotFound
-from errkb.core.models import Error, Occurrence, Repo, SiteBody, Snapshot
+from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.records import FlagDef, FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, TimelineFacts
@@ -35,6 +32,15 @@ from errkb.service.entries.facts import (
 )
 from errkb.service.entries.histories import SlimOccurrence, site_histories
 from errkb.service.entries.history_out import conditions_out, history_out, pinned_url
+from errkb.service.entries.queries import (
+    error_and_repo,
+    occurrence_count,
+    occurrence_rows,
+    occurrences_in,
+    repo_snapshots,
+    site_bodies,
+    slim_occurrences,
+)
 from errkb.service.entries.related import related_errors
 from errkb.service.entries.schemas import (
     Entry,
@@ -45,8 +51,9 @@ from errkb.service.entries.schemas import (
     RepoOut,
     SnapshotProvenance,
     Timeline,
-    TimelinePoint,
+    TimelinePointOut,
 )
+from errkb.service.queries import DbSession as Session
 
 
 def _link(link_base: str | None, path: str, line: int) -> str | None:
@@ -92,20 +99,9 @@ def build_entry(
     settings: Settings | None = None,
 ) -> Entry:
     """The full entry of one error; `snapshot` picks the occurrences shown in full."""
-    error, repo = _error_and_repo(session, error_id)
-    snapshots = _snapshots(session, repo.id)
-    slim = session.execute(
-        select(
-            Occurrence.snapshot_id,
-            Occurrence.path,
-            Occurrence.line,
-            Occurrence.end_line,
-            Occurrence.qualname,
-            Occurrence.body_hash,
-        )
-        .where(Occurrence.error_id == error_id)
-        .order_by(Occurrence.path, Occurrence.line)
-    ).all()
+    error, repo = error_and_repo(session, error_id)
+    snapshots = repo_snapshots(session, repo.id)
+    slim = slim_occurrences(session, error_id)
     by_snap: dict[int, list[Any]] = {}
     for r in slim:
         by_snap.setdefault(r.snapshot_id, []).append(r)
@@ -120,13 +116,7 @@ def build_entry(
             raise NotFound(
                 f"error {error_id} is not raised in snapshot {snapshot!r} (raised in: {labels})"
             )
-    shown_occs = list(
-        session.scalars(
-            select(Occurrence)
-            .where(Occurrence.error_id == error_id, Occurrence.snapshot_id == shown.id)
-            .order_by(Occurrence.path, Occurrence.line)
-        )
-    )
+    shown_occs = occurrences_in(session, error_id, shown.id)
 
     links = merged_links(shown_occs)
     catalog = catalog_for(session, shown.id, {link.dest for link in links})
@@ -134,7 +124,7 @@ def build_entry(
     def involvements(links: list[FlagLink]) -> list[Involvement]:
         return [Involvement.from_link(link, catalog.get(link.dest)) for link in links]
 
-    bodies = _bodies(session, {r.body_hash for r in slim})
+    bodies = site_bodies(session, {r.body_hash for r in slim})
     signatures = {h: signature_of(b.conditions or [], b.raise_source) for h, b in bodies.items()}
     tl = timeline_of(
         snapshots,
@@ -213,35 +203,6 @@ def build_entry(
     )
 
 
-def _error_and_repo(session: Session, error_id: str) -> tuple[Error, Repo]:
-    row = session.execute(
-        select(Error, Repo).join(Repo, Repo.id == Error.repo_id).where(Error.id == error_id)
-    ).first()
-    if row is None:
-        raise NotFound(f"no error with id {error_id!r}")
-    return row[0], row[1]
-
-
-def _snapshots(session: Session, repo_id: int) -> list[Snapshot]:
-    return list(
-        session.scalars(
-            select(Snapshot)
-            .where(Snapshot.repo_id == repo_id)
-            .order_by(Snapshot.sort_key, Snapshot.id)
-        )
-    )
-
-
-def _bodies(session: Session, hashes: set[str]) -> dict[str, SiteBody]:
-    wanted, out = sorted(hashes), {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        out.update(
-            {b.hash: b for b in session.scalars(select(SiteBody).where(SiteBody.hash.in_(chunk)))}
-        )
-    return out
-
-
 def _timeline_out(tl: TimelineFacts) -> Timeline:
     """The timeline as served: points list their sites and every change while that stays short."""
     # The points around the error's life: from the snapshot before it first appears to the one
@@ -254,7 +215,7 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
         changes = [c for c in changes if c.kind != "line_changed"][:CHANGES_SHOWN]
     return Timeline(
         snapshots=[
-            TimelinePoint(
+            TimelinePointOut(
                 snapshot=p.snapshot,
                 date=p.date,
                 present=p.present,
@@ -291,27 +252,12 @@ def occurrence_page(
     settings: Settings | None = None,
 ) -> OccurrencePage:
     """One page of every occurrence of an error, newest snapshot first, then by path and line."""
-    error, _ = _error_and_repo(session, error_id)
+    error, _ = error_and_repo(session, error_id)
     if cursor is not None and re.fullmatch(OCCURRENCE_CURSOR, cursor) is None:
         raise BadInput(f"cursor must be the next_cursor of a previous page, got {cursor!r}")
     offset = int(cursor or 0)
-    total = session.execute(
-        select(func.count()).select_from(Occurrence).where(Occurrence.error_id == error_id)
-    ).scalar_one()
-    rows = session.execute(
-        select(Occurrence, Snapshot)
-        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
-        .where(Occurrence.error_id == error_id)
-        .order_by(
-            Snapshot.sort_key.desc(),
-            Snapshot.id.desc(),
-            Occurrence.path,
-            Occurrence.line,
-            Occurrence.id,
-        )
-        .offset(offset)
-        .limit(limit)
-    ).all()
+    total = occurrence_count(session, error_id)
+    rows = occurrence_rows(session, error_id, offset, limit)
     nxt = offset + len(rows)
     more = nxt < total
     base = settings.public_url.rstrip("/") if settings else ""

@@ -11,12 +11,10 @@ from dataclasses import asdict
 from typing import Any
 
 from pydantic import TypeAdapter
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
 from errkb.core.flag_catalog import flag_catalog
-from errkb.core.models import Error, Flag, Occurrence, Repo, SiteBody, Snapshot, unpacked_code
+from errkb.core.models import Error, Flag, Occurrence, Repo, Snapshot, unpacked_code
 from errkb.core.records import (
     Condition,
     FlagDef,
@@ -31,7 +29,17 @@ from errkb.core.records import (
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement, Placement, SnapshotSites, TimelineFacts
 from errkb.knowledge.timeline import timeline as error_timeline
-from errkb.service.entries.schemas import Explanation
+from errkb.service.entries.queries import (
+    body_signature_rows,
+    flags_of_files_defining,
+    repo_placement_rows,
+    repo_snapshots,
+    snapshot_by_label,
+    snapshot_flags,
+    snapshot_occurrences_with_errors,
+)
+from errkb.service.entries.schemas import ExplanationOut
+from errkb.service.queries import DbSession as Session
 
 _CONDITIONS = TypeAdapter(tuple[Condition, ...])
 _SEGMENTS = TypeAdapter(tuple[Segment, ...])
@@ -87,23 +95,16 @@ def catalog_for(session: Session, snapshot_id: int, dests: set[str]) -> dict[str
     """Definitions of `dests` in a snapshot, merged with the other flags of their files."""
     if not dests:
         return {}
-    files = (
-        select(Flag.path)
-        .where(Flag.snapshot_id == snapshot_id, Flag.dest.in_(sorted(dests)))
-        .correlate(None)  # the same tables as the outer query: a subquery of its own
-    )
-    rows = session.scalars(
-        select(Flag).where(Flag.snapshot_id == snapshot_id, Flag.path.in_(files))
-    )
+    rows = flags_of_files_defining(session, snapshot_id, dests)
     merged = flag_catalog(flag_def_of(r) for r in rows)
     return {d: f for d, f in merged.items() if d in dests}
 
 
 def explanation_of(
     site: Site, flags: list[Involvement], tl: TimelineFacts, repo: Repo, snapshots: list[Snapshot]
-) -> Explanation:
+) -> ExplanationOut:
     """The derived prose of one site (shared by `build_entry` and `snapshot_explanations`)."""
-    return Explanation.model_validate(
+    return ExplanationOut.model_validate(
         asdict(
             explain_error(
                 site,
@@ -132,18 +133,10 @@ def signature_of(conditions: list[dict[str, Any]], raise_source: str) -> Signatu
 
 def body_signatures(session: Session, hashes: set[str] | None = None) -> dict[str, Signature]:
     """Signature per site body: of the given hashes, or of every body."""
-    stmt = select(SiteBody.hash, SiteBody.code, SiteBody.raise_source)
-
-    def signature(code: bytes, raise_source: str) -> Signature:
-        return signature_of(unpacked_code(code)["conditions"], raise_source)
-
-    if hashes is None:
-        return {h: signature(c, r) for h, c, r in session.execute(stmt)}
-    wanted, out = sorted(hashes), {}
-    for start in range(0, len(wanted), 500):
-        rows = session.execute(stmt.where(SiteBody.hash.in_(wanted[start : start + 500])))
-        out.update({h: signature(c, r) for h, c, r in rows})
-    return out
+    return {
+        h: signature_of(unpacked_code(code)["conditions"], r)
+        for h, code, r in body_signature_rows(session, hashes)
+    }
 
 
 def placement(path: str, line: int, qualname: str, signature: Signature) -> Placement:
@@ -158,50 +151,25 @@ def timeline_of(snapshots: list[Snapshot], by_snap: dict[int, list[Placement]]) 
     )
 
 
-def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error, Explanation]]:
+def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error, ExplanationOut]]:
     """The explanation of every error raised in a snapshot, as `build_entry` derives it.
 
     Reads everything in four queries instead of one `build_entry` per error, for checks and
     bulk exports over a whole release; related errors and the AI block are not included.
     """
-    snap = session.scalars(select(Snapshot).where(Snapshot.label == label)).first()
+    snap = snapshot_by_label(session, label)
     if snap is None:
         raise NotFound(f"no snapshot {label!r}")
     repo = session.get_one(Repo, snap.repo_id)
-    snapshots = list(
-        session.scalars(
-            select(Snapshot)
-            .where(Snapshot.repo_id == repo.id)
-            .order_by(Snapshot.sort_key, Snapshot.id)
-        )
-    )
+    snapshots = repo_snapshots(session, repo.id)
     placements: dict[str, dict[int, list[Placement]]] = {}
-    everywhere = (
-        select(
-            Occurrence.error_id,
-            Occurrence.snapshot_id,
-            Occurrence.path,
-            Occurrence.line,
-            Occurrence.qualname,
-            Occurrence.body_hash,
-        )
-        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
-        .where(Snapshot.repo_id == repo.id)
-    )
     signatures = body_signatures(session)
-    for r in session.execute(everywhere.order_by(Occurrence.path, Occurrence.line)):
+    for r in repo_placement_rows(session, repo.id):
         placements.setdefault(r.error_id, {}).setdefault(r.snapshot_id, []).append(
             placement(r.path, r.line, r.qualname, signatures[r.body_hash])
         )
-    catalog = flag_catalog(
-        flag_def_of(r) for r in session.scalars(select(Flag).where(Flag.snapshot_id == snap.id))
-    )
-    rows = session.execute(
-        select(Occurrence, Error)
-        .join(Error, Error.id == Occurrence.error_id)
-        .where(Occurrence.snapshot_id == snap.id)
-        .order_by(Occurrence.error_id, Occurrence.path, Occurrence.line)
-    )
+    catalog = flag_catalog(flag_def_of(r) for r in snapshot_flags(session, snap.id))
+    rows = snapshot_occurrences_with_errors(session, snap.id)
     seen: set[str] = set()
     for occ, error in rows:
         if error.id in seen:

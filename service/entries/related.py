@@ -14,13 +14,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
-from sqlalchemy import func, select, text
-from sqlalchemy.orm import Session
-
-from errkb.core.models import Error, ErrorFlag, Occurrence
 from errkb.core.search.terms import terms
 from errkb.knowledge.facts import RelatedError
 from errkb.knowledge.related import rank_related, similar, words
+from errkb.service.dialect import message_matches
+from errkb.service.entries.queries import error_messages, same_file_rows, shared_flag_rows
+from errkb.service.queries import DbSession as Session
 
 MAX_FLAG_CANDIDATES = 40
 MAX_TEXT_CANDIDATES = 30
@@ -37,17 +36,7 @@ def _site_candidates(
 ) -> list[RelatedError]:
     """Same function, same class, same file, nearest lines first."""
     paths = sorted({p for p, _, _ in sites})
-    rows = session.execute(
-        select(
-            Occurrence.error_id, Occurrence.path, Occurrence.line, Occurrence.qualname, Error.title
-        )
-        .join(Error, Error.id == Occurrence.error_id)
-        .where(
-            Occurrence.snapshot_id == snapshot_id,
-            Occurrence.path.in_(paths),
-            Occurrence.error_id != error_id,
-        )
-    ).all()
+    rows = same_file_rows(session, error_id, snapshot_id, paths)
     funcs = {(p, q) for p, _, q in sites}
     classes = {(p, c) for p, _, q in sites if (c := _class_of(q))}
     lines = defaultdict(list)
@@ -71,32 +60,13 @@ def _flag_candidates(
     """Errors involving the same flags in the snapshot, most shared flags first."""
     if not flags:
         return []
-    where = (
-        ErrorFlag.snapshot_id == snapshot_id,
-        ErrorFlag.dest.in_(sorted(flags)),
-        ErrorFlag.error_id != error_id,
-    )
-    shared_count = func.count().label("n")
-    top = session.execute(
-        select(ErrorFlag.error_id, shared_count)
-        .where(*where)
-        .group_by(ErrorFlag.error_id)
-        .order_by(shared_count.desc(), ErrorFlag.error_id)
-        .limit(MAX_FLAG_CANDIDATES)
-    ).all()
-    if not top:
-        return []
-    ids = [r.error_id for r in top]
     shared: dict[str, list[str]] = defaultdict(list)
     titles = {}
-    rows = session.execute(
-        select(ErrorFlag.error_id, ErrorFlag.dest, Error.title)
-        .join(Error, Error.id == ErrorFlag.error_id)
-        .where(*where, ErrorFlag.error_id.in_(ids))
-    ).all()
-    for r in rows:
-        shared[r.error_id].append(flags[r.dest])
-        titles[r.error_id] = r.title
+    for error, dest, title in shared_flag_rows(
+        session, error_id, snapshot_id, sorted(flags), MAX_FLAG_CANDIDATES
+    ):
+        shared[error].append(flags[dest])
+        titles[error] = title
     ranked = sorted(shared, key=lambda i: (-len(shared[i]), titles[i]))
     return [RelatedError(i, titles[i], "shares " + ", ".join(sorted(shared[i]))) for i in ranked]
 
@@ -117,32 +87,10 @@ def _text_candidates(
     pairs: list[tuple[str, ...]] = list(combinations(query_words, 2)) or [(w,) for w in query_words]
     if not pairs:
         return []
-    if session.get_bind().dialect.name == "postgresql":
-        q = " | ".join("(" + " & ".join(f"{w}:A" for w in pair) + ")" for pair in pairs)
-        sql = text(
-            "SELECT error_id FROM search_docs WHERE tsv @@ to_tsquery('simple', :q) "
-            "ORDER BY ts_rank(tsv, to_tsquery('simple', :q)) DESC, sort_key LIMIT :n"
-        )
-    else:
-        q = (
-            "{message_terms} : ("
-            + " OR ".join("(" + " AND ".join(f'"{w}"' for w in pair) + ")" for pair in pairs)
-            + ")"
-        )
-        sql = text(
-            "SELECT d.error_id FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid "
-            "WHERE search_fts MATCH :q ORDER BY search_fts.rank, d.sort_key LIMIT :n"
-        )
-    ids = [r[0] for r in session.execute(sql, {"q": q, "n": MAX_TEXT_CANDIDATES + 1})]
-    ids = [i for i in ids if i != error_id]
+    ids = [i for i in message_matches(session, pairs, MAX_TEXT_CANDIDATES + 1) if i != error_id]
     if not ids:
         return []
-    rows = session.execute(
-        select(Error.id, Error.title, Error.message).where(
-            Error.id.in_(ids), Error.repo_id == repo_id
-        )
-    ).all()
-    return similar(message, [(r.id, r.title, r.message) for r in rows])
+    return similar(message, error_messages(session, ids, repo_id))
 
 
 def related_errors(

@@ -10,19 +10,25 @@ from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
+from errkb.service.entries.docs import settings_variant, stored_entry_json
 from errkb.service.entries.schemas import Entry, OccurrencePage
-from errkb.service.http_cache import Fresh
+from errkb.service.http_cache import fresh_validators
 
 router = APIRouter()
 
 
 def entry_json(request: Request, version_key: str, error_id: str, snapshot: str | None) -> bytes:
-    """The entry's JSON bytes, built (and kept) once per content key."""
+    """The entry's JSON bytes: from its doc when current, else built; kept per content key."""
     cache: EntryCache = request.app.state.entries
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
         with request.app.state.sessions() as session:
+            if snapshot is None:  # the default view: built after the ingest, if it was
+                variant = settings_variant(settings)
+                stored = stored_entry_json(session, error_id, version_key, variant)
+                if stored is not None:
+                    return stored
             entry = build_entry(session, error_id, snapshot=snapshot, settings=settings)
         return entry.model_dump_json().encode()
 
@@ -37,12 +43,12 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 async def get_error(
     request: Request,
     error_id: str,
-    v: Fresh,
     snapshot: str | None = Query(
         default=None, max_length=200, description="snapshot label whose occurrence comes first"
     ),
 ) -> Response:
     """Everything known about one error: message, explanation, flags, occurrences, history."""
+    v = fresh_validators(request)  # not a dependency: this is the hottest route
     cache: EntryCache = request.app.state.entries
     item = ("json", error_id, snapshot or None)
     body = cache.get(v.version.key, item)

@@ -60,7 +60,7 @@ class Solution(BaseModel):
     provenance: list[Provenance] = Field(min_length=1)
 
 
-class ExampleFix(BaseModel):
+class ExampleFixOut(BaseModel):
     """A before/after command line (or request body): `before` reaches the guard, `after` not."""
 
     before: str
@@ -86,14 +86,14 @@ class InputOut(BaseModel):
     default: str | None = None
 
 
-class Explanation(BaseModel):
+class ExplanationOut(BaseModel):
     """Derived prose: what it means, when it happens, and how to get out of it."""
 
     what_it_means: DerivedText
     trigger: DerivedText
     common_situations: DerivedList
     solutions: list[Solution] = Field(min_length=1)
-    example_fix: ExampleFix | None = None
+    example_fix: ExampleFixOut | None = None
     facts: DerivedList | None = None  # the guard, simplified, one fact per item, in words
     intent: Intent | None = None  # what kind of problem the message reports
     who_hits_it: WhoHitsIt | None = None
@@ -205,7 +205,7 @@ class SiteHistoryOut(BaseModel):
     url: str | None = None  # pinned to last_snapshot
 
 
-class TimelinePoint(BaseModel):
+class TimelinePointOut(BaseModel):
     """One snapshot of the repo and whether the error is raised there."""
 
     snapshot: str
@@ -237,7 +237,7 @@ class TimelineChange(BaseModel):
 class Timeline(BaseModel):
     """Where the error exists across the ingested snapshots (ordered oldest first)."""
 
-    snapshots: list[TimelinePoint]  # from the one before first_seen to the one after last_seen
+    snapshots: list[TimelinePointOut]  # from the one before first_seen to the one after last_seen
     present_in: list[str]
     first_seen: str
     last_seen: str
@@ -302,7 +302,7 @@ class Entry(BaseModel):
     template: list[SegmentOut]
     form: str
     snapshot: str  # the snapshot whose occurrence is shown first
-    explanation: Explanation
+    explanation: ExplanationOut
     flags: list[FlagOut]  # involvements in the shown snapshot (union over its occurrences)
     sites: list[SiteHistoryOut]  # the raise sites across the history, newest first (capped)
     sites_total: int  # every site; those not listed are in the occurrences

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import NotFound
+from errkb.core.settings import Settings
 from errkb.service.browse.queries import (
     error_count,
     error_ids,
@@ -27,7 +28,9 @@ from errkb.service.browse.queries import (
 )
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.http_cache import Fresh
+from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.schemas import Entry
+from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
@@ -57,14 +60,10 @@ def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -
 
 
 @router.get("/errors/{error_id}", response_class=HTMLResponse)
-async def entry_page(
-    request: Request,
-    error_id: str,
-    settings: SettingsDep,
-    v: Fresh,
-    snapshot: str | None = None,
-) -> Response:
+async def entry_page(request: Request, error_id: str, snapshot: str | None = None) -> Response:
     """The documentation page of one error, optionally showing `snapshot`'s occurrence first."""
+    v = fresh_validators(request)  # not a dependency: the hottest page
+    settings: Settings = request.app.state.settings
     canonical_base = _canonical(request, settings.public_url, "")
     item = ("page", error_id, snapshot or None, request.scope.get("root_path", ""), canonical_base)
     cache: EntryCache = request.app.state.entries
@@ -82,7 +81,13 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
     def build() -> bytes:
         with request.app.state.sessions() as session:
-            entry = build_entry(session, error_id, snapshot=snapshot)
+            stored = None
+            if snapshot is None:  # the default view: its doc, built after the ingest, if current
+                stored = stored_entry_json(session, error_id, version_key, settings_variant(None))
+            if stored is not None:
+                entry = Entry.model_validate_json(stored)
+            else:
+                entry = build_entry(session, error_id, snapshot=snapshot)
         canonical = f"{canonical_base}/errors/{entry.id}"
         return render_entry(entry, links=_links(request), canonical=canonical).encode()
 
