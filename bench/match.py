@@ -53,7 +53,7 @@ from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
 from errkb.ingest.sources.download import Downloads  # noqa: E402
 from errkb.ingest.sources.index import matching_versions, releases_spec  # noqa: E402
 from errkb.service.match.matcher import MatchIndex, build_index, match_text  # noqa: E402
-from errkb.service.match.matcher.loader import error_rows, load_index  # noqa: E402
+from errkb.service.match.queries import error_rows, load_index  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 ROUNDS = 3

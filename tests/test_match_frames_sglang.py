@@ -12,7 +12,7 @@ from sqlalchemy import select
 from errkb.core.db import make_engine
 from errkb.core.models import Occurrence, Snapshot
 from errkb.service.match.matcher import match_text
-from errkb.service.match.matcher.loader import load_index
+from errkb.service.match.queries import load_index
 
 pytestmark = pytest.mark.sglang
 

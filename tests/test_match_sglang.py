@@ -33,7 +33,7 @@ from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.service.app import create_app
 from errkb.service.match.matcher import MatchIndex, match_text
 from errkb.service.match.matcher.index import CompiledTemplate
-from errkb.service.match.matcher.loader import load_index
+from errkb.service.match.queries import load_index
 
 pytestmark = pytest.mark.sglang
 

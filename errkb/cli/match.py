@@ -26,7 +26,7 @@ def match(
 ) -> None:
     """Show which known errors a pasted log or traceback contains."""
     from errkb.service.match.matcher import match_text
-    from errkb.service.match.matcher.loader import load_index
+    from errkb.service.match.queries import load_index
     from errkb.service.match.routes import MatchResponse, match_out
 
     raw = sys.stdin.buffer.read() if file == "-" else _read(Path(file))

@@ -69,7 +69,7 @@ class ExampleFixOut(BaseModel):
     provenance: list[Provenance] = Field(min_length=1)
 
 
-class WhoHitsIt(BaseModel):
+class WhoHitsItOut(BaseModel):
     """Who is in a position to hit the error, and why that class."""
 
     kind: Audience
@@ -96,7 +96,7 @@ class ExplanationOut(BaseModel):
     example_fix: ExampleFixOut | None = None
     facts: DerivedList | None = None  # the guard, simplified, one fact per item, in words
     intent: Intent | None = None  # what kind of problem the message reports
-    who_hits_it: WhoHitsIt | None = None
+    who_hits_it: WhoHitsItOut | None = None
     inputs: list[InputOut] = []  # request fields, environment variables, model settings
 
 

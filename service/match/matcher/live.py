@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from errkb.service.match.matcher.index import MatchIndex
-from errkb.service.match.matcher.loader import DbEngine, generation_now, load_index
+from errkb.service.match.queries import DbEngine, generation_now, load_index
 
 log = logging.getLogger(__name__)
 
