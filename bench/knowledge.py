@@ -22,25 +22,19 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import get_args
 
 from sqlalchemy import select
 
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Snapshot
+from errkb.knowledge.facts import FixKind
 from errkb.service.entries.facts import snapshot_explanations
 from errkb.service.entries.schemas import ExplanationOut
 
 ROOT = Path(__file__).resolve().parent.parent
-CONCRETE = {
-    "report",
-    "advice",
-    "flag",
-    "request_field",
-    "environment",
-    "model",
-    "upgrade",
-    "downgrade",
-}
+# every kind of solution but the generic "condition" one
+CONCRETE = set(get_args(FixKind)) - {"condition"}
 _TICKS = re.compile(r"`[^`]*`")
 
 

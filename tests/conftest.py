@@ -107,3 +107,14 @@ def sglang_kb_pg_url(sglang_kb_url: str) -> Iterator[str]:
     ingest_pinned_releases(url)
     yield url
     drop_pg(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def own_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of its own (the test migrates it down and up)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'own.sqlite3'}"
+    else:
+        url = fresh_pg_url()
+        yield url
+        drop_pg(url)

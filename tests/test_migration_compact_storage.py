@@ -5,12 +5,9 @@ what the ingester writes itself; and back."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from alembic import command
-from conftest import drop_pg, fresh_pg_url
 from dbdump import dump
 from knowledge_repo import SWA_MESSAGE, ingest_small_repo, literal_id
 from sqlalchemy import func, inspect, select, text
@@ -19,17 +16,6 @@ from errkb.core.db import alembic_config, make_engine, session_factory
 from errkb.core.models import FlagBody, SnapshotFlag
 from errkb.ingest import store
 from errkb.service.entries.build import build_entry
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def own_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database of its own (the test migrates it down and up)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'own.sqlite3'}"
-    else:
-        url = fresh_pg_url()
-        yield url
-        drop_pg(url)
 
 
 def test_flags_and_site_code_convert_to_what_the_ingester_writes_and_back(

@@ -5,12 +5,9 @@ site bodies equal, row for row, to what the ingester writes itself; and back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from alembic import command
-from conftest import drop_pg, fresh_pg_url
 from dbdump import dump
 from knowledge_repo import SWA_MESSAGE, ingest_small_repo, literal_id
 from sqlalchemy import func, inspect, select
@@ -18,17 +15,6 @@ from sqlalchemy import func, inspect, select
 from errkb.core.db import alembic_config, make_engine, session_factory
 from errkb.core.models import Occurrence, SiteBody
 from errkb.service.entries.build import build_entry
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def own_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database of its own (the test migrates it down and up)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'own.sqlite3'}"
-    else:
-        url = fresh_pg_url()
-        yield url
-        drop_pg(url)
 
 
 def test_old_occurrence_rows_upgrade_to_the_bodies_the_ingester_writes(
