@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import zlib
 from pathlib import Path
 
 import httpx
 import pytest
 from knowledge_repo import MAMBA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 
+from errkb.core import packed
 from errkb.core.db import make_engine, session_factory
-from errkb.core.models import EntryDoc
+from errkb.core.dictionaries import unpack_stored
+from errkb.core.models import EntryDoc, PackDictionary
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
 from errkb.service.entries import docs
@@ -39,14 +40,30 @@ def _gets(url: str, paths: list[str]) -> list[httpx.Response]:
     return asyncio.run(run())
 
 
-def _docs(url: str) -> dict[str, tuple[str, bytes]]:
+def _docs(url: str) -> dict[str, tuple[str, bytes | None]]:
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            rows = session.execute(select(EntryDoc.error_id, EntryDoc.content_key, EntryDoc.body))
+            return {i: (k, unpack_stored(session, b)) for i, k, b in rows.all()}
+    finally:
+        engine.dispose()
+
+
+def _dictionaries(url: str) -> dict[int, str]:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            rows = conn.execute(select(EntryDoc.error_id, EntryDoc.content_key, EntryDoc.body))
-            return {i: (k, zlib.decompress(b)) for i, k, b in rows}
+            rows = conn.execute(select(PackDictionary.id, PackDictionary.purpose))
+            return {i: p for i, p in rows}
     finally:
         engine.dispose()
+
+
+def _forget_dictionaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process starts again without the dictionaries it has loaded (a new server)."""
+    monkeypatch.setattr(packed, "_dictionaries", {})
+    monkeypatch.setattr(packed, "_local", packed.threading.local())
 
 
 MARKER = "A title no build produces"
@@ -60,8 +77,8 @@ def plant_marker(url: str, error_id: str, **values: str) -> None:
             stored = conn.execute(
                 select(EntryDoc.body).where(EntryDoc.error_id == error_id)
             ).scalar_one()
-            entry = {**json.loads(zlib.decompress(stored)), "title": MARKER}
-            body = zlib.compress(json.dumps(entry).encode())
+            entry = {**json.loads(packed.unpack(stored)), "title": MARKER}
+            body = packed.Packer(None).pack(json.dumps(entry).encode())
             where = EntryDoc.error_id == error_id
             conn.execute(update(EntryDoc).where(where).values(body=body, **values))
     finally:
@@ -79,7 +96,7 @@ def test_every_entry_is_built_as_a_request_would_build_it(db_url: str, tmp_path:
     engine.dispose()
     stored = _docs(db_url)
     assert len(ids) > 5 and done.entries == len(ids) and not done.skipped
-    assert done.compressed_bytes == sum(len(zlib.compress(b, docs.LEVEL)) for b in built.values())
+    assert done.json_bytes == sum(len(b) for b in built.values())
     assert {i: (key, b) for i, b in built.items()} == stored
     again = materialize_entries(_settings(db_url), processes=1)
     assert again.skipped and again.entries == len(ids)
@@ -132,3 +149,67 @@ def test_chunks_built_while_an_ingest_commits_are_not_written(
     done = materialize_entries(_settings(db_url), processes=1)
     assert done.entries == 0 and done.abandoned >= 1
     assert _docs(db_url) == {}
+
+
+def test_docs_are_packed_with_a_dictionary_trained_on_the_build(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_pages_repo(db_url, tmp_path)
+    monkeypatch.setattr(docs, "TRAIN_ON", 4)  # the test repo has a dozen entries, not thousands
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 4)
+    first = materialize_entries(_settings(db_url), processes=1)
+    (first_dict,) = _dictionaries(db_url).items()
+    assert first_dict[1] == "entry_docs"
+    stored = _docs(db_url)
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        bodies = conn.execute(select(EntryDoc.body)).scalars().all()
+    engine.dispose()
+    assert {packed.dictionary_of(b) for b in bodies} == {first_dict[0]}
+    assert first.compressed_bytes == sum(len(b) for b in bodies) < first.json_bytes
+
+    # The next ingest's build trains again and drops what no doc uses any more: the older
+    # dictionary and the doc of an error that has no entry now.
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        orphan = {"error_id": "0" * 16, "content_key": "old", "variant": "old", "body": b"x"}
+        conn.execute(insert(EntryDoc).values(**orphan))
+    engine.dispose()
+    ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))
+    materialize_entries(_settings(db_url), processes=1)
+    (second_dict,) = _dictionaries(db_url)
+    assert second_dict != first_dict[0]
+    engine = make_engine(db_url)
+    with session_factory(engine)() as session:
+        key = kb_key(engine)
+        stored = {
+            i: (key, entry_json(session, i, _settings(db_url))) for i in entry_error_ids(session)
+        }
+    engine.dispose()
+    assert _docs(db_url) == stored  # every entry's JSON as built now, and no doc of the lost error
+
+    # A server that has never seen the dictionary loads it from the database.
+    _forget_dictionaries(monkeypatch)
+    mamba = literal_id(MAMBA_MESSAGE)
+    (served,) = _gets(db_url, [f"/api/errors/{mamba}"])
+    assert served.status_code == 200 and served.content == stored[mamba][1]
+
+
+def test_a_doc_whose_dictionary_is_gone_is_built_again(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_pages_repo(db_url, tmp_path)
+    monkeypatch.setattr(docs, "TRAIN_ON", 4)
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 4)
+    materialize_entries(_settings(db_url), processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)  # served only while its doc is read
+    engine = make_engine(db_url)
+    with engine.begin() as conn:  # every other doc still names the deleted dictionary
+        conn.execute(delete(PackDictionary))
+    engine.dispose()
+    _forget_dictionaries(monkeypatch)
+    other = next(i for i in _docs(db_url) if i != mamba)
+    marked, rebuilt = _gets(db_url, [f"/api/errors/{mamba}", f"/api/errors/{other}"])
+    assert marked.json()["title"] == MARKER  # a plain zstd doc needs no dictionary
+    assert rebuilt.status_code == 200 and rebuilt.json()["id"] == other

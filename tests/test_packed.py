@@ -6,6 +6,7 @@ import zlib
 
 import pytest
 
+from errkb.core import packed
 from errkb.core.packed import ZDICT, pack, unpack
 from errkb.ingest.extract import extract_file
 from errkb.ingest.filecache import decode_result, encode_result
@@ -49,3 +50,39 @@ def test_a_file_result_is_smaller_than_plain_zlib_and_reads_back() -> None:
     plain = zlib.compress(unpack(blob), 6)
     assert len(blob) < len(plain)
     assert blob[1] & 0x20 and int.from_bytes(blob[2:6], "big") == zlib.adler32(ZDICT)
+
+
+def _samples() -> list[bytes]:
+    return [
+        f'{{"id":"{i:016x}","message":"tp_size must divide {i}","path":"pkg/m{i % 7}.py"}}'.encode()
+        * 4
+        for i in range(200)
+    ]
+
+
+def test_a_trained_dictionary_packs_its_kind_smaller_and_is_needed_to_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    samples = _samples()
+    trained = packed.train(samples)
+    assert trained is not None and trained.samples == 200
+    with_dict, without = packed.Packer(trained), packed.Packer(None)
+    blob = with_dict.pack(samples[3])
+    assert packed.dictionary_of(blob) == trained.id != 0
+    assert len(blob) < len(without.pack(samples[3])) < len(samples[3])
+    assert packed.unpack(without.pack(samples[3])) == samples[3]  # no dictionary needed
+    monkeypatch.setattr(packed, "_dictionaries", {})  # a process that has not loaded it
+    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    with pytest.raises(packed.UnknownDictionary) as missing:
+        packed.unpack(blob)
+    assert missing.value.dict_id == trained.id
+    packed.register(trained.id, trained.data)
+    assert packed.unpack(blob) == samples[3]
+
+
+def test_too_few_samples_train_no_dictionary_and_a_wrong_id_is_refused() -> None:
+    assert packed.train(_samples()[: packed.MIN_SAMPLES - 1]) is None
+    trained = packed.train(_samples())
+    assert trained is not None
+    with pytest.raises(ValueError, match="does not hold that id"):
+        packed.register(trained.id + 1, trained.data)

@@ -299,13 +299,28 @@ class Meta(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class PackDictionary(Base):
+    """A trained compression dictionary (`errkb.core.packed`), found by the id its blobs name.
+
+    `purpose` says which blobs it was trained on ("entry_docs"); a dictionary no blob names any
+    more is deleted by the writer that replaced it.
+    """
+
+    __tablename__ = "pack_dictionaries"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    purpose: Mapped[str] = mapped_column(String(32), index=True)
+    samples: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class EntryDoc(Base):
     """An error's entry JSON as built after an ingest, served while its content key is current.
 
     `content_key` is the knowledge base's key (ingest generation and AI-prose counter) the doc
     was built under, `variant` a digest of the settings that shape it (public URL, AI model):
     a doc whose key or variant differs from the reader's is never served (it is rebuilt on
-    demand). `body` is the zlib-compressed JSON of the entry's default view.
+    demand). `body` is the JSON of the entry's default view, compressed (`errkb.core.packed`:
+    zstd with a dictionary trained on the docs of the same build, or zlib in older rows).
     """
 
     __tablename__ = "entry_docs"

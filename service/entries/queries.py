@@ -63,6 +63,13 @@ def write_docs(session: Session, key: str, variant: str, rows: list[tuple[str, b
     )
 
 
+def drop_docs_except(session: Session, key: str, variant: str) -> None:
+    """Delete every doc not built under `key` and `variant` (errors that lost their entry)."""
+    session.execute(
+        delete(EntryDoc).where((EntryDoc.content_key != key) | (EntryDoc.variant != variant))
+    )
+
+
 def rekey_docs(session: Session, old: str, new: str, changed: str) -> None:
     """Docs current under `old` stay current under `new`, except the changed error's."""
     session.execute(delete(EntryDoc).where(EntryDoc.error_id == changed))
