@@ -23,3 +23,23 @@ def test_models_match_migrations(db_url: str) -> None:
         raise AssertionError(f"models and migrations differ: {exc}") from exc
     finally:
         engine.dispose()
+
+
+def test_a_new_sqlite_file_gets_large_pages_and_an_old_one_keeps_its_own(tmp_path) -> None:
+    import sqlite3
+
+    from errkb.core.db import SQLITE_PAGE_SIZE, upgrade
+
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as conn:  # a database made before: SQLite's default pages
+        conn.execute("PRAGMA page_size=4096")
+        conn.execute("CREATE TABLE earlier (x INTEGER)")
+    for path in (tmp_path / "new.sqlite3", old):
+        engine = make_engine(f"sqlite:///{path}")
+        upgrade(engine)
+        engine.dispose()
+    sizes = [
+        sqlite3.connect(p).execute("PRAGMA page_size").fetchone()[0]
+        for p in (tmp_path / "new.sqlite3", old)
+    ]
+    assert SQLITE_PAGE_SIZE == 16384 and sizes == [16384, 4096]
