@@ -27,7 +27,7 @@ from errkb.core.models import (
     SiteBody,
     Snapshot,
     SnapshotFlag,
-    file_cache_id,
+    file_cache_key,
 )
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
@@ -67,28 +67,37 @@ def _insert_ignore(conn: Connection, table: Table, rows: list[dict[str, Any]]) -
         conn.execute(stmt, list(chunk))
 
 
+# A row written with any function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`),
+# so that one lookup tells whether the incremental extractor has anything to reuse.
+UNITS_PRESENT = "units:"
+
+
 def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[str, bytes]:
     """Cached results (compressed) for the given content hashes under this extractor key.
 
     Tens of thousands of keys per snapshot (files and function units): the query goes straight
     to the driver, a list of row ids per statement (`= ANY` on PostgreSQL, `IN` on SQLite); a row
-    counts only when its stored key is the one asked (see `FileCache`).
+    counts only when its key check is the one asked (see `FileCache`).
     """
-    wanted = {file_cache_id(extractor, h): h for h in set(hashes)}
+    wanted = {}
+    for h in set(hashes):
+        row_id, check = file_cache_key(extractor, h)
+        wanted[row_id] = (h, check)
     found: dict[str, bytes] = {}
     if not wanted:
         return found
     ids = sorted(wanted)
     with engine.connect() as conn:
-        sql = "SELECT id, content_hash, extractor, result FROM file_cache WHERE id "
+        sql = "SELECT id, key_check, result FROM file_cache WHERE id "
         chunks: list[tuple[str, tuple[Any, ...]]]
         if conn.dialect.paramstyle == "qmark":  # SQLite
             chunks = [(f"{sql}IN ({', '.join('?' * len(c))})", tuple(c)) for c in batches(ids)]
         else:
             chunks = [(f"{sql}= ANY(%s)", (list(c),)) for c in batches(ids, 5 * BATCH)]
         for statement, params in chunks:
-            for i, h, ex, b in conn.exec_driver_sql(statement, params).fetchall():
-                if h == wanted[i] and ex == extractor:
+            for i, check, b in conn.exec_driver_sql(statement, params).fetchall():
+                h, expected = wanted[i]
+                if check == expected:
                     found[h] = b if type(b) is bytes else bytes(b)
     return found
 
@@ -101,12 +110,14 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
     """
     if not blobs:
         return
-    rows = sorted((file_cache_id(extractor, h), h, extractor, b) for h, b in blobs.items())
+    if any(k[:2] in ("u:", "n:") for k in blobs):
+        blobs = {**blobs, UNITS_PRESENT: b""}
+    rows = sorted((*file_cache_key(extractor, h), extractor, b) for h, b in blobs.items())
     with engine.begin() as conn:
         _insert_plain(
             conn,
             FileCache.__table__,  # type: ignore[arg-type]
-            ("id", "content_hash", "extractor", "result"),
+            ("id", "key_check", "extractor", "result"),
             rows,
             keep=("id",),
         )
@@ -114,14 +125,7 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
 
 def has_cached_units(engine: Engine, extractor: str) -> bool:
     """True when function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`) exist."""
-    table = FileCache.__table__
-    with engine.connect() as conn:
-        found = conn.execute(
-            select(table.c.id)
-            .where(table.c.extractor == extractor, table.c.content_hash.like("_:%"))
-            .limit(1)
-        ).first()
-    return found is not None
+    return bool(load_cache(engine, extractor, [UNITS_PRESENT]))
 
 
 def snapshot_exists(engine: Engine, repo_name: str, kind: str, commit: str) -> bool:

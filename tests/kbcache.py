@@ -16,7 +16,6 @@ from pathlib import Path
 from sqlalchemy import text
 
 from errkb.core.db import make_engine, upgrade
-from errkb.core.models import file_cache_id
 from errkb.ingest import plan
 from errkb.ingest.pins import load_pins
 from errkb.ingest.pipeline import Job, ingest_snapshot
@@ -127,22 +126,18 @@ def copy_kb(dest: Path) -> str:
 
 
 def copy_file_cache(src_url: str, dest_url: str) -> None:
-    """Seed a database's file cache from another (content-addressed rows: safe to share; the
-    donor may predate the hashed row ids, so they are computed here)."""
+    """Seed a database's file cache from another (content-addressed rows: safe to share)."""
     src, dest = make_engine(src_url), make_engine(dest_url)
     try:
         with src.connect() as conn:
-            query = text("SELECT content_hash, extractor, result FROM file_cache")
-            rows = [
-                {"id": file_cache_id(r.extractor, r.content_hash), **r._mapping}
-                for r in conn.execute(query)
-            ]
+            query = text("SELECT id, key_check, extractor, result FROM file_cache")
+            rows = [dict(r._mapping) for r in conn.execute(query)]
         with dest.begin() as conn:
             for start in range(0, len(rows), 500):
                 conn.execute(
                     text(
-                        "INSERT INTO file_cache (id, content_hash, extractor, result) "
-                        "VALUES (:id, :content_hash, :extractor, :result) "
+                        "INSERT INTO file_cache (id, key_check, extractor, result) "
+                        "VALUES (:id, :key_check, :extractor, :result) "
                         "ON CONFLICT (id) DO NOTHING"
                     ),
                     rows[start : start + 500],

@@ -21,6 +21,7 @@ from errkb.core.models import (
     Snapshot,
     unpacked_code,
 )
+from errkb.ingest import store
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.base import blob_sha
@@ -90,11 +91,13 @@ def test_cache_is_shared_across_sources(engine: Engine, tmp_path: Path) -> None:
         summary = ingest_snapshot(source, PIN, PIN.extract_config(500_000), Job(engine=engine))
     assert (summary.files_parsed, summary.cache_hits, summary.sites) == (0, 1, 1)
     with engine.connect() as conn:
-        keys = conn.execute(select(FileCache.content_hash)).scalars().all()
+        (extractor,) = conn.execute(select(FileCache.extractor).distinct()).scalars().all()
+        rows = conn.execute(select(func.count()).select_from(FileCache)).scalar_one()
     # One result for both; the git blob is also recorded by its SHA, so that later commits need
     # not read it.
     sha = blob_sha(GOOD.encode())
-    assert sorted(keys) == [sha, f"stored:{sha}"]
+    found = store.load_cache(engine, extractor, [sha, f"stored:{sha}", "other"])
+    assert rows == 2 and sorted(found) == [sha, f"stored:{sha}"]
     with engine.connect() as conn:
         assert sorted(conn.execute(select(Occurrence.path)).scalars()) == [
             "elsewhere/m.py",
@@ -292,9 +295,15 @@ def test_changed_modules_reuse_unit_rows_on_both_databases(
     from errkb.ingest.extract import extract_file
 
     roots = [project(tmp_path / f"v{v}", v) for v in (1, 2)]
+    keys: list[str] = []
+    real_write = store.write_cache
+
+    def write(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:
+        keys.extend(blobs)
+        real_write(engine, extractor, blobs)
+
+    monkeypatch.setattr(store, "write_cache", write)
     _ingest(engine, roots[0], "v1")
-    with engine.connect() as conn:
-        keys = conn.execute(select(FileCache.content_hash)).scalars().all()
     # 20 distinct functions with sites (the modules share their text) and some without
     assert sum(k.startswith("u:") for k in keys) == 20 and any(k.startswith("n:") for k in keys)
 

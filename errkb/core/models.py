@@ -268,10 +268,12 @@ class Flag(Base):
 class FileCache(Base):
     """Per-file extraction results keyed by content hash, shared across runs and sources.
 
-    The row id is a 64-bit hash of (extractor, content hash) (`file_cache_id`), so the table
-    needs no second index holding a copy of every key (9 MB over a whole history); a lookup
-    compares the stored key too, so two keys whose ids collide never share a result (the later
-    one is just not cached).
+    A row is found by a 128-bit hash of (extractor, key) (`file_cache_key`): its first half is
+    the row id, its second half `key_check`, compared on lookup so that two keys whose ids
+    collide never share a result (the later one is just not cached). The key itself is not
+    stored: over a whole history the keys (40 to 49 hex digits each, one per file and function
+    of every release) took more room than most results. `extractor` stays readable, to tell
+    which extractor wrote a row.
     """
 
     __tablename__ = "file_cache"
@@ -280,15 +282,18 @@ class FileCache(Base):
         primary_key=True,
         autoincrement=False,
     )
-    content_hash: Mapped[str] = mapped_column(String(64))
+    key_check: Mapped[int] = mapped_column(BigInteger)
     extractor: Mapped[str] = mapped_column(String(64))  # version + config digest
     result: Mapped[bytes] = mapped_column(LargeBinary)  # compressed FileResult JSON (core.packed)
 
 
-def file_cache_id(extractor: str, content_hash: str) -> int:
-    """The file-cache row id of a key: a signed 64-bit hash of (extractor, content hash)."""
-    digest = hashlib.blake2b(f"{extractor}\0{content_hash}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+def file_cache_key(extractor: str, key: str) -> tuple[int, int]:
+    """The file-cache row id and key check of a key: two signed 64-bit halves of its hash."""
+    digest = hashlib.blake2b(f"{extractor}\0{key}".encode(), digest_size=16).digest()
+    return (
+        int.from_bytes(digest[:8], "big", signed=True),
+        int.from_bytes(digest[8:], "big", signed=True),
+    )
 
 
 class Meta(Base):
