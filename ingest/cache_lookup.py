@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 from sqlalchemy import Engine
 
+from errkb.core.packed import ZSTD_MAGIC, unpack
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest import store
+from errkb.ingest.cache_packing import PURPOSE, CachePacker
 from errkb.ingest.cache_writer import CacheWriter
 from errkb.ingest.extract.flag_defs import path_variant
 from errkb.ingest.filecache import encode_result
@@ -45,7 +47,9 @@ class CacheLookup:
         self.key = key
         self.config = config
         self.results = results
-        self.writer = CacheWriter(engine, key)
+        self.writer = CacheWriter(
+            engine, key, CachePacker(store.load_dictionaries(engine, PURPOSE))
+        )
         self.has_units = store.has_cached_units(engine, key)
         self.pending: dict[str, SourceFile] = {}  # not looked up yet
         self.found: set[str] = set()  # ids whose result was in the cache
@@ -109,5 +113,7 @@ class CacheLookup:
         return misses
 
     def rows(self, keys: set[str]) -> dict[str, bytes]:
-        """Cached rows by key (function units of changed files)."""
-        return store.load_cache(self.engine, self.key, keys)
+        """Cached rows by key (function units of changed files), for the workers: rows packed
+        with a trained dictionary are handed on unpacked (the workers do not load those)."""
+        rows = store.load_cache(self.engine, self.key, keys)
+        return {k: unpack(b) if b[:4] == ZSTD_MAGIC else b for k, b in rows.items()}

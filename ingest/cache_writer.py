@@ -2,7 +2,9 @@
 
 Each batch is its own short transaction (`store.write_cache`: insert-or-ignore, idempotent), so
 rows written before a crash or a kill are kept, and a later run reuses them. The thread spends
-most of its time in the database driver, which lets the main thread run meanwhile.
+most of its time in the database driver, which lets the main thread run meanwhile. Before a
+batch is written its results are repacked with the knowledge base's trained dictionary
+(`ingest.cache_packing`), which this thread trains and stores once enough results have passed.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ import threading
 from sqlalchemy import Engine
 
 from errkb.ingest import store
+from errkb.ingest.cache_packing import PURPOSE, CachePacker
 
 
 class CacheWriter:
     """Writes the batches given to `put`, in order, on one thread started at the first batch."""
 
-    def __init__(self, engine: Engine, extractor: str) -> None:
+    def __init__(self, engine: Engine, extractor: str, packer: CachePacker | None = None) -> None:
         self.engine = engine
         self.extractor = extractor
+        self.packer = packer or CachePacker(None)
         self._queue: queue.SimpleQueue[dict[str, bytes] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -48,6 +52,12 @@ class CacheWriter:
         while (rows := self._queue.get()) is not None:
             if self._error is None:  # after a failure the rest is drained, not written
                 try:
-                    store.write_cache(self.engine, self.extractor, rows)
+                    packed, trained = self.packer.repack(rows)
+                    if trained is not None and not store.save_dictionary(
+                        self.engine, PURPOSE, trained
+                    ):
+                        self.packer.disable()
+                        packed = rows
+                    store.write_cache(self.engine, self.extractor, packed)
                 except BaseException as exc:  # handed to the thread that calls `close`
                     self._error = exc

@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
 
+from errkb.core.dictionaries import store_dictionary
 from errkb.core.models import (
     Error,
     ErrorFlag,
@@ -23,12 +25,14 @@ from errkb.core.models import (
     FlagBody,
     Meta,
     Occurrence,
+    PackDictionary,
     Repo,
     SiteBody,
     Snapshot,
     SnapshotFlag,
     file_cache_key,
 )
+from errkb.core.packed import Trained, register
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
 from errkb.ingest.flag_links.linker import error_flag_rows
@@ -121,6 +125,29 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
             rows,
             keep=("id",),
         )
+
+
+def load_dictionaries(engine: Engine, purpose: str) -> Trained | None:
+    """Make every stored dictionary of `purpose` readable here; the one trained on the most
+    samples (the one to keep packing with), if any."""
+    with Session(engine) as session:
+        rows = session.execute(
+            select(PackDictionary).where(PackDictionary.purpose == purpose)
+        ).scalars()
+        best: Trained | None = None
+        for row in rows:
+            register(row.id, row.data)
+            if best is None or row.samples > best.samples:
+                best = Trained(row.id, row.data, row.samples)
+    return best
+
+
+def save_dictionary(engine: Engine, purpose: str, trained: Trained) -> bool:
+    """Store a trained dictionary (committed at once); False when its id is taken."""
+    with Session(engine) as session:
+        kept = store_dictionary(session, purpose, trained)
+        session.commit()
+    return kept
 
 
 def has_cached_units(engine: Engine, extractor: str) -> bool:

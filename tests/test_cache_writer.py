@@ -58,3 +58,35 @@ def test_lookups_find_rows_by_key_and_never_a_colliding_key(
     store.write_cache(engine, "x:1", {"second": b"r2"})
     assert store.load_cache(engine, "x:1", ["first"]) == {"first": b"r1"}
     assert store.load_cache(engine, "x:1", ["second"]) == {}
+
+
+def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from errkb.core import packed
+    from errkb.ingest import cache_packing
+
+    monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
+    results = {
+        f"h{i}": b'{"sites":[{"path":"pkg/mod%d.py","message":"tp_size %d must divide"}]}' % (i, i)
+        for i in range(100)
+    }
+    writer = CacheWriter(engine, "x:1", cache_packing.CachePacker(None))
+    first = {k: packed.pack(results[k]) for k in list(results)[:40]}
+    writer.put({**first, "stored:abc": b"0123abcd", "n:1": b""})  # not results: kept as given
+    writer.put({k: packed.pack(v) for k, v in list(results.items())[40:]})
+    writer.close()
+    trained_id = writer.packer.dict_id
+    assert trained_id != 0
+
+    # A new process: the dictionary is loaded from the database, not known beforehand.
+    monkeypatch.setattr(packed, "_dictionaries", {})
+    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    assert store.load_dictionaries(engine, cache_packing.PURPOSE) is not None
+    rows = _rows(engine, [*results, "stored:abc", "n:1"])
+    assert {k: packed.unpack(rows[k]) for k in results} == results
+    assert rows["stored:abc"] == b"0123abcd" and rows["n:1"] == b""
+    assert all(packed.is_preset(rows[k]) for k in first)  # written before the training
+    later = [rows[k] for k in list(results)[40:]]
+    assert {packed.dictionary_of(b) for b in later} == {trained_id}

@@ -285,14 +285,22 @@ def test_streaming_while_reading_stores_what_a_plain_run_stores(
     assert submitted.count("extract_chunk") >= 5 and submitted.count("split_chunk") >= 5
 
 
+@pytest.mark.parametrize("trained", [False, True], ids=["preset", "trained-dictionary"])
 def test_changed_modules_reuse_unit_rows_on_both_databases(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trained: bool
 ) -> None:
     """Function-unit rows are stored and reused through the real file cache (SQLite and
-    PostgreSQL), and the stored occurrences equal a whole-file extraction of each module."""
+    PostgreSQL), packed as the workers packed them or repacked with a trained dictionary, and
+    the stored occurrences equal a whole-file extraction of each module."""
     import errkb.ingest.extract.incremental as incremental
+    from errkb.core import packed
     from errkb.core.records import error_id
+    from errkb.ingest import cache_packing
     from errkb.ingest.extract import extract_file
+
+    if trained:  # a dictionary from the first rows on (a real project has thousands)
+        monkeypatch.setattr(cache_packing, "TRAIN_ON", 10)
+        monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
 
     roots = [project(tmp_path / f"v{v}", v) for v in (1, 2)]
     keys: list[str] = []
@@ -304,6 +312,7 @@ def test_changed_modules_reuse_unit_rows_on_both_databases(
 
     monkeypatch.setattr(store, "write_cache", write)
     _ingest(engine, roots[0], "v1")
+    assert (store.load_dictionaries(engine, cache_packing.PURPOSE) is not None) == trained
     # 20 distinct functions with sites (the modules share their text) and some without
     assert sum(k.startswith("u:") for k in keys) == 20 and any(k.startswith("n:") for k in keys)
 

@@ -66,6 +66,8 @@ def unpack(blob: bytes) -> bytes:
     (`register`); `UnknownDictionary` says which one is missing."""
     if blob[:4] == ZSTD_MAGIC:
         return _unpack_zstd(blob)
+    if blob[:1] in (b"{", b"["):  # JSON handed on already unpacked (no zlib header starts so)
+        return blob
     if len(blob) >= 6 and blob[1] & 0x20:  # FDICT: a dictionary id follows the header
         zdict = _KNOWN.get(int.from_bytes(blob[2:6], "big"))
         if zdict is None:
@@ -76,6 +78,16 @@ def unpack(blob: bytes) -> bytes:
             raise zlib.error("incomplete compressed data")
         return data
     return zlib.decompress(blob)
+
+
+def is_preset(blob: bytes) -> bool:
+    """True for a blob `pack` made (zlib with a preset dictionary errkb knows)."""
+    return (
+        len(blob) >= 6
+        and blob[0] & 0x0F == 8
+        and bool(blob[1] & 0x20)
+        and int.from_bytes(blob[2:6], "big") in _KNOWN
+    )
 
 
 # --- trained dictionaries (zstd) ---

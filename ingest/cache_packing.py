@@ -1,0 +1,51 @@
+"""Parse-cache rows repacked with a dictionary trained on this knowledge base's own results.
+
+The parse workers pack each result with zlib and a fixed preset dictionary (`core.packed.pack`):
+they start before anything is known about the project. Results of one project repeat each other
+(its paths, names, messages and code shapes), so the cache writer trains a zstd dictionary on the
+first `TRAIN_ON` results it writes, stores it, and from then on repacks every result with it
+before writing (a few milliseconds per thousand rows, on the writer's thread). Rows written
+before the dictionary existed stay as they are: `unpack` reads both.
+"""
+
+from __future__ import annotations
+
+from errkb.core.packed import Packer, Trained, is_preset, train, unpack
+
+PURPOSE = "file_cache"  # the dictionaries' purpose in `pack_dictionaries`
+TRAIN_ON = 2000  # results to train on: fewer packed a little worse, more gained nothing
+
+
+class CachePacker:
+    """Repacks the preset-packed blobs of each batch, once a dictionary is trained."""
+
+    def __init__(self, trained: Trained | None) -> None:
+        self._packer = Packer(trained) if trained is not None else None
+        self._samples: list[bytes] = []
+
+    @property
+    def dict_id(self) -> int:
+        """The dictionary rows are repacked with (0: none yet)."""
+        return self._packer.dict_id if self._packer is not None else 0
+
+    def disable(self) -> None:
+        """Write blobs as the workers packed them from now on (the dictionary could not be kept)."""
+        self._packer = Packer(None)
+
+    def repack(self, rows: dict[str, bytes]) -> tuple[dict[str, bytes], Trained | None]:
+        """The rows to write, and a dictionary trained just now (to store before them)."""
+        trained = None
+        if self._packer is None:
+            self._samples += [unpack(b) for b in rows.values() if is_preset(b)]
+            if len(self._samples) < TRAIN_ON:
+                return rows, None
+            trained = train(self._samples)
+            self._samples = []
+            if trained is None:  # nothing to learn from: keep the preset packing
+                self._packer = Packer(None)
+                return rows, None
+            self._packer = Packer(trained)
+        if self._packer.dict_id == 0:
+            return rows, None
+        packer = self._packer
+        return {k: packer.pack(unpack(b)) if is_preset(b) else b for k, b in rows.items()}, trained
