@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from errkb.core.packed import ZSTD_MAGIC, unpack
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest import store
-from errkb.ingest.cache_packing import PURPOSE, CachePacker
+from errkb.ingest.cache_packing import PURPOSE, TRAIN_ON, CachePacker
 from errkb.ingest.cache_writer import CacheWriter
 from errkb.ingest.extract.flag_defs import path_variant
 from errkb.ingest.filecache import encode_result
@@ -37,6 +37,15 @@ def result_id(path: str, content_hash: str, config: ExtractConfig) -> str:
     """
     variant = path_variant(config.flag_classes, path)
     return f"{content_hash}:{variant}" if variant else content_hash
+
+
+def _packer(engine: Engine, key: str) -> CachePacker:
+    """How this snapshot's new rows are packed: with the knowledge base's trained dictionary, or
+    (none yet) training one once enough results, stored ones included, are at hand."""
+    trained = store.load_dictionaries(engine, PURPOSE)
+    if trained is not None:
+        return CachePacker(trained)
+    return CachePacker(None, store.stored_results(engine, key, 4 * TRAIN_ON))
 
 
 class CacheLookup:

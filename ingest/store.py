@@ -142,6 +142,16 @@ def load_dictionaries(engine: Engine, purpose: str) -> Trained | None:
     return best
 
 
+def stored_results(engine: Engine, extractor: str, limit: int) -> list[bytes]:
+    """Up to `limit` cached blobs of this extractor (a sample to train a dictionary on)."""
+    table = FileCache.__table__
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(table.c.result).where(table.c.extractor == extractor).limit(limit)
+        )
+        return [b if type(b) is bytes else bytes(b) for (b,) in rows]
+
+
 def save_dictionary(engine: Engine, purpose: str, trained: Trained) -> bool:
     """Store a trained dictionary (committed at once); False when its id is taken."""
     with Session(engine) as session:

@@ -90,3 +90,23 @@ def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
     assert all(packed.is_preset(rows[k]) for k in first)  # written before the training
     later = [rows[k] for k in list(results)[40:]]
     assert {packed.dictionary_of(b) for b in later} == {trained_id}
+
+
+def test_results_stored_by_earlier_snapshots_count_toward_the_training(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from errkb.core import packed
+    from errkb.ingest import cache_packing
+    from errkb.ingest.cache_lookup import _packer
+
+    monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
+    blob = b'{"sites":[{"path":"pkg/mod%d.py","message":"tp_size %d must divide"}]}'
+    earlier = {f"a{i}": packed.pack(blob % (i, i)) for i in range(40)}
+    store.write_cache(engine, "x:1", earlier)  # a first snapshot: too few to train on
+    writer = CacheWriter(engine, "x:1", _packer(engine, "x:1"))
+    writer.put({f"b{i}": packed.pack(blob % (i, -i)) for i in range(30)})  # 70 with those
+    writer.close()
+    assert writer.packer.dict_id != 0
+    assert store.load_dictionaries(engine, cache_packing.PURPOSE) is not None
+    assert packed.dictionary_of(_rows(engine, ["b0"])["b0"]) == writer.packer.dict_id
