@@ -11,10 +11,14 @@ Rows written before the dictionary existed stay as they are: `unpack` reads both
 
 from __future__ import annotations
 
-from errkb.core.packed import Packer, Trained, is_preset, train, unpack
+from collections.abc import Iterable
+
+from errkb.core.packed import Packer, Trained, is_preset, pack, train, unpack
 
 PURPOSE = "file_cache"  # the dictionaries' purpose in `pack_dictionaries`
 TRAIN_ON = 1000  # results to train on: a fifth of that packed nearly as well, more gained little
+SAMPLE_BYTES = 256  # results shorter than this (a status, no site) teach a dictionary nothing
+GAIN = 0.9  # a dictionary is kept only if it packs its samples in this share of the preset's
 
 
 class CachePacker:
@@ -24,7 +28,8 @@ class CachePacker:
         """`stored`: results already in the cache, to train on with the new ones (without a
         dictionary yet)."""
         self._packer = Packer(trained) if trained is not None else None
-        self._samples: list[bytes] = [unpack(b) for b in stored or [] if is_preset(b)]
+        self._samples: list[bytes] = []
+        self._add_samples(stored or [])
 
     @property
     def dict_id(self) -> int:
@@ -39,10 +44,10 @@ class CachePacker:
         """The rows to write, and a dictionary trained just now (to store before them)."""
         trained = None
         if self._packer is None:
-            self._samples += [unpack(b) for b in rows.values() if is_preset(b)]
+            self._add_samples(rows.values())
             if len(self._samples) < TRAIN_ON:
                 return rows, None
-            trained = train(self._samples)
+            trained = _worthwhile(train(self._samples), self._samples)
             self._samples = []
             if trained is None:  # nothing to learn from: keep the preset packing
                 self._packer = Packer(None)
@@ -52,3 +57,16 @@ class CachePacker:
             return rows, None
         packer = self._packer
         return {k: packer.pack(unpack(b)) if is_preset(b) else b for k, b in rows.items()}, trained
+
+    def _add_samples(self, blobs: Iterable[bytes]) -> None:
+        raw = (unpack(b) for b in blobs if is_preset(b))
+        self._samples += [r for r in raw if len(r) >= SAMPLE_BYTES]
+
+
+def _worthwhile(trained: Trained | None, samples: list[bytes]) -> Trained | None:
+    """The dictionary, if it packs the samples clearly smaller than the preset one does."""
+    if trained is None:
+        return None
+    packer = Packer(trained)
+    ours = sum(len(packer.pack(s)) for s in samples)
+    return trained if ours < GAIN * sum(len(pack(s)) for s in samples) else None

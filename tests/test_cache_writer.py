@@ -60,6 +60,18 @@ def test_lookups_find_rows_by_key_and_never_a_colliding_key(
     assert store.load_cache(engine, "x:1", ["second"]) == {}
 
 
+def _result(i: int, j: int) -> bytes:
+    """A parse result of realistic shape and size (a few hundred bytes of JSON)."""
+    site = (
+        '{"path":"pkg/mod%d.py","line":%d,"qualname":"Config.check_%d","exception":"ValueError",'
+        '"template":{"segments":[{"kind":"text","text":"tp_size %d must divide the heads"}]},'
+        '"conditions":[{"kind":"if","expr":"self.tp_size %% %d != 0","holds":true}]}'
+    )
+    return (
+        '{"status":"parsed","sites":[%s]}' % ",".join(site % (i, j, k, j, k) for k in range(3))
+    ).encode()
+
+
 def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -68,10 +80,7 @@ def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
 
     monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
     monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
-    results = {
-        f"h{i}": b'{"sites":[{"path":"pkg/mod%d.py","message":"tp_size %d must divide"}]}' % (i, i)
-        for i in range(100)
-    }
+    results = {f"h{i}": _result(i, i) for i in range(100)}
     writer = CacheWriter(engine, "x:1", cache_packing.CachePacker(None))
     first = {k: packed.pack(results[k]) for k in list(results)[:40]}
     writer.put({**first, "stored:abc": b"0123abcd", "n:1": b""})  # not results: kept as given
@@ -101,12 +110,28 @@ def test_results_stored_by_earlier_snapshots_count_toward_the_training(
 
     monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
     monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
-    blob = b'{"sites":[{"path":"pkg/mod%d.py","message":"tp_size %d must divide"}]}'
-    earlier = {f"a{i}": packed.pack(blob % (i, i)) for i in range(40)}
+    earlier = {f"a{i}": packed.pack(_result(i, i)) for i in range(40)}
     store.write_cache(engine, "x:1", earlier)  # a first snapshot: too few to train on
     writer = CacheWriter(engine, "x:1", _packer(engine, "x:1"))
-    writer.put({f"b{i}": packed.pack(blob % (i, -i)) for i in range(30)})  # 70 with those
+    writer.put({f"b{i}": packed.pack(_result(i, -i)) for i in range(30)})  # 70 with those
     writer.close()
     assert writer.packer.dict_id != 0
     assert store.load_dictionaries(engine, cache_packing.PURPOSE) is not None
     assert packed.dictionary_of(_rows(engine, ["b0"])["b0"]) == writer.packer.dict_id
+
+
+def test_a_dictionary_that_packs_no_better_than_the_preset_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from errkb.core import packed
+    from errkb.ingest.cache_packing import _worthwhile
+
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
+    rng = random.Random(7)
+    results = [_result(i, i) for i in range(80)]
+    noise = [rng.randbytes(600).hex().encode() for _ in range(80)]
+    assert _worthwhile(packed.train(results), results) is not None
+    assert _worthwhile(packed.train(noise), results) is None  # learnt from other material
+    assert _worthwhile(None, results) is None
