@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from errkb.core.packed import ZSTD_MAGIC, unpack
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest import store
-from errkb.ingest.cache_packing import PURPOSE, TRAIN_ON, CachePacker
+from errkb.ingest.cache_packing import PURPOSE, SAMPLE_BYTES, TRAIN_ON, CachePacker
 from errkb.ingest.cache_writer import CacheWriter
 from errkb.ingest.extract.flag_defs import path_variant
 from errkb.ingest.filecache import encode_result
@@ -45,7 +45,8 @@ def _packer(engine: Engine, key: str) -> CachePacker:
     trained = store.load_dictionaries(engine, PURPOSE)
     if trained is not None:
         return CachePacker(trained)
-    return CachePacker(None, store.stored_results(engine, key, 4 * TRAIN_ON))
+    # packed, a result of SAMPLE_BYTES takes about a third of that
+    return CachePacker(None, store.stored_results(engine, key, TRAIN_ON, SAMPLE_BYTES // 3))
 
 
 class CacheLookup:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import JSON, Connection, Engine, Table, insert, select, update
+from sqlalchemy import JSON, Connection, Engine, Table, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -142,12 +142,15 @@ def load_dictionaries(engine: Engine, purpose: str) -> Trained | None:
     return best
 
 
-def stored_results(engine: Engine, extractor: str, limit: int) -> list[bytes]:
-    """Up to `limit` cached blobs of this extractor (a sample to train a dictionary on)."""
+def stored_results(engine: Engine, extractor: str, limit: int, min_bytes: int) -> list[bytes]:
+    """Up to `limit` cached blobs of this extractor of at least `min_bytes` (a sample to train a
+    dictionary on: most rows are markers and statuses, a few bytes each)."""
     table = FileCache.__table__
     with engine.connect() as conn:
         rows = conn.execute(
-            select(table.c.result).where(table.c.extractor == extractor).limit(limit)
+            select(table.c.result)
+            .where(table.c.extractor == extractor, func.length(table.c.result) >= min_bytes)
+            .limit(limit)
         )
         return [b if type(b) is bytes else bytes(b) for (b,) in rows]
 

@@ -67,9 +67,8 @@ def _result(i: int, j: int) -> bytes:
         '"template":{"segments":[{"kind":"text","text":"tp_size %d must divide the heads"}]},'
         '"conditions":[{"kind":"if","expr":"self.tp_size %% %d != 0","holds":true}]}'
     )
-    return (
-        '{"status":"parsed","sites":[%s]}' % ",".join(site % (i, j, k, j, k) for k in range(3))
-    ).encode()
+    sites = ",".join(site % (i, j, k, j, k) for k in range(3))
+    return f'{{"status":"parsed","sites":[{sites}]}}'.encode()
 
 
 def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
