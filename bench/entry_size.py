@@ -11,8 +11,9 @@ Prints, on the knowledge base of every sglang release in the cache (`bench/all_r
   unless `--no-docs`), and after migrating a copy back to one full occurrences row per snapshot
   per site (the schema before site bodies), both vacuumed; goal: now <= 1/3 of before. Migration
   0010 cannot carry the parse cache back down (it keeps hashes of its keys, not the keys), so the
-  baseline is the migrated copy plus today's parse cache: smaller than the parse cache that
-  layout really had, which only makes the ratio stricter;
+  baseline is the migrated copy (at SQLite's default 4 KiB pages, as that layout's code wrote
+  it) plus today's parse cache: smaller than the parse cache that layout really had, which only
+  makes the ratio stricter;
 - the reference error's timeline: introduced, removed, and its line moves.
 
 Usage: .venv/bin/python bench/entry_size.py [--sample N] [--all] [--no-downgrade] [--no-docs]
@@ -185,11 +186,16 @@ def main() -> None:
             engine = make_engine(url)
             command.downgrade(alembic_config(engine), BEFORE_SITE_BODIES)
             engine.dispose()
+            with sqlite3.connect(db) as conn:  # that layout's code wrote SQLite's default pages
+                conn.execute("PRAGMA journal_mode=DELETE")
+                conn.execute("PRAGMA page_size=4096")
+                conn.execute("VACUUM")
             copy = vacuumed_size(db, Path(tmp) / "before.sqlite3")
             before = copy + tables.get("file_cache", 0)
             print(
                 f"database with one full occurrence row per snapshot per site (migrated back to "
-                f"{BEFORE_SITE_BODIES}, vacuumed: {copy / KB / KB:.1f} MiB, plus today's parse "
+                f"{BEFORE_SITE_BODIES}, vacuumed, 4 KiB pages: {copy / KB / KB:.1f} MiB, plus "
+                f"today's parse "
                 f"cache, which the migration cannot carry back; that layout's own code wrote "
                 f"294 MB): {before / KB / KB:.1f} MiB; ratio now/before {now / before:.3f} "
                 f"(goal <= 0.333)"
