@@ -18,8 +18,11 @@ growth after the warm-up < 50 MiB). The settings that shape the figures (`ERRKB_
 so an A/B run is two runs with different variables.
 
 Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 400]
+    [--seed FILE]
 Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
-database.
+database. With `--seed FILE` (SQLite only), the first version's database is copied from FILE
+when it exists, and saved there after the first ingest when it does not: A/B runs then skip the
+first ingest (a few minutes with its entry docs), which is not measured anyway.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import http.client
 import multiprocessing
 import os
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -227,6 +231,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--matchers", type=int, default=16)
     parser.add_argument("--browsers", type=int, default=4)
+    parser.add_argument("--seed", type=Path, default=None)
     args = parser.parse_args()
     settings = Settings()
     print(
@@ -241,13 +246,21 @@ def main() -> None:
     pins.write_text('[[repos]]\nname = "bench/soak"\n')
     env = {**os.environ, "ERRKB_DATABASE_URL": db, "ERRKB_PINS_FILE": str(pins)}
     print(f"database: {db.split('@')[-1]}; project: {args.files} files x 20 errors", flush=True)
-    first = write_project(tmp, args.files, 1)
-    subprocess.run(
-        [*CLI, "ingest", "--dir", str(first), "--label", "v1"],
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    if args.seed is not None and args.db:
+        parser.error("--seed is for the SQLite file of a run without --db")
+    if args.seed is not None and args.seed.is_file():
+        shutil.copyfile(args.seed, tmp / "kb.sqlite3")
+        print(f"first version copied from {args.seed}", flush=True)
+    else:
+        first = write_project(tmp, args.files, 1)
+        subprocess.run(
+            [*CLI, "ingest", "--dir", str(first), "--label", "v1"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        if args.seed is not None:
+            shutil.copyfile(tmp / "kb.sqlite3", args.seed)
     from sqlalchemy import create_engine, text
 
     engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))

@@ -15,6 +15,7 @@ from fastapi.responses import Response
 
 from errkb.core.db import engine_from_settings, prepare_schema, session_factory
 from errkb.core.settings import Settings
+from errkb.service.browse.trees import ModuleTrees
 from errkb.service.entries.cache import EntryCache
 from errkb.service.head import HeadAsGet
 from errkb.service.http_cache import NotModified, not_modified_response
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.sessions = session_factory(engine)
         app.state.versions = VersionTracker(engine)
         app.state.entries = EntryCache(settings.entry_cache_mb << 20)
+        app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:
             hook(app)
         try:

@@ -1,4 +1,5 @@
-"""Batch work (matching, parsing) runs nicer than the server, by the configured amount."""
+"""Batch work (matching, parsing, building entry docs) runs nicer than the server, by the
+configured amount."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
+from pages_repo import ingest_pages_repo
+
 from errkb.core.settings import Settings
 from errkb.ingest.workers import Workers
 from errkb.service.app import create_app
+from errkb.service.entries import docs
 
 
 def _nice(pid: int) -> int:
@@ -56,3 +61,23 @@ def test_match_processes_run_nicer_than_the_server(db_url: str, tmp_path: Path) 
     assert server == own  # the server itself keeps its priority
     assert min(19, own + 7) in nices  # the match process
     assert (Settings().match_nice, Settings().workers_nice) == (5, 10)  # the product's defaults
+
+
+def test_entry_doc_workers_run_nicer_than_the_ingest(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_pages_repo(db_url, tmp_path)
+    monkeypatch.setattr(docs, "CHUNK", 1)  # one entry per task: several tasks, so the pool runs
+    own = os.nice(0)
+    before = _descendants(os.getpid())
+    seen: list[int] = []
+
+    def progress(done: int, total: int) -> None:  # called while the pool's processes live
+        seen.extend(_nice(pid) for pid in _descendants(os.getpid()) - before)
+
+    done = docs.materialize_entries(
+        Settings(database_url=db_url, workers_nice=6), processes=2, progress=progress
+    )
+    assert done.entries > 1
+    assert os.nice(0) == own  # the ingest itself keeps its priority
+    assert min(19, own + 6) in seen  # the processes building the docs

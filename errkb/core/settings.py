@@ -23,7 +23,10 @@ class Settings(BaseSettings):
     index_url: str = "https://pypi.org/pypi"  # a package index's JSON API (PyPI's by default)
     workers: int = Field(default=0, description="parse processes; 0 = all cores")
     workers_nice: int = Field(
-        default=10, ge=0, le=19, description="niceness the parse processes add to the ingest's"
+        default=10,
+        ge=0,
+        le=19,
+        description="niceness the parse and entry-doc processes add to the ingest's",
     )
     max_file_bytes: int = 2_000_000
     max_body_bytes: int = 1 << 20

@@ -35,6 +35,7 @@ from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, 
 from errkb.core.errors import NotFound
 from errkb.core.lifeline import exit_with
 from errkb.core.packed import Packer, train
+from errkb.core.priority import lower_priority
 from errkb.core.settings import Settings
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.queries import (
@@ -93,6 +94,7 @@ _worker: tuple[Callable[[], DbSession], Settings] | None = None
 def _init_worker(settings: Settings, parent: int) -> None:
     global _worker
     exit_with(parent)
+    lower_priority(settings.workers_nice)  # batch work, like parsing: a server comes first
     _worker = (session_factory(engine_from_settings(settings)), settings)
 
 

@@ -26,6 +26,7 @@ from errkb.service.browse.queries import (
     module_tree,
     snapshot_labels,
 )
+from errkb.service.browse.trees import ModuleTrees
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
 from errkb.service.entries.docs import settings_variant, stored_entry_json
@@ -183,7 +184,10 @@ def module_page(
     """A folder (its children with error counts) or a file (the errors it raises)."""
     links = _links(request)
     path = path.strip("/")
-    tree = module_tree(session, snapshot or None)
+    trees: ModuleTrees = request.app.state.module_trees
+    tree = trees.get_or_build(
+        v.version.key, snapshot or None, lambda: module_tree(session, snapshot or None)
+    )
     is_file = path in tree.files and not tree.is_folder(path)
     if path and not (is_file or tree.is_folder(path)):
         raise NotFound(f"no error is raised under {path}")
