@@ -32,7 +32,7 @@ from errkb.core.models import (
     SnapshotFlag,
     file_cache_key,
 )
-from errkb.core.packed import Trained, register
+from errkb.core.packed import Trained, dictionary_of, is_known, register
 from errkb.core.records import FlagDef, FlagLink, Site
 from errkb.core.search.update import update_search_index
 from errkb.ingest.flag_links.linker import error_flag_rows
@@ -103,7 +103,22 @@ def load_cache(engine: Engine, extractor: str, hashes: Iterable[str]) -> dict[st
                 h, expected = wanted[i]
                 if check == expected:
                     found[h] = b if type(b) is bytes else bytes(b)
-    return found
+    return _readable(engine, found)
+
+
+def _readable(engine: Engine, found: dict[str, bytes]) -> dict[str, bytes]:
+    """The rows this process can unpack: a dictionary trained since it started (by another
+    ingest) is loaded; a row whose dictionary is not in the database (a cache copied without
+    it) counts as a miss, and its file is parsed again."""
+    needed = {dictionary_of(b) for b in found.values()}
+    missing = {d for d in needed if not is_known(d)}
+    if not missing:
+        return found
+    with Session(engine) as session:
+        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
+        for row in rows.scalars():
+            register(row.id, row.data)
+    return {h: b for h, b in found.items() if is_known(dictionary_of(b))}
 
 
 def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None:

@@ -126,13 +126,24 @@ def copy_kb(dest: Path) -> str:
 
 
 def copy_file_cache(src_url: str, dest_url: str) -> None:
-    """Seed a database's file cache from another (content-addressed rows: safe to share)."""
+    """Seed a database's file cache from another (content-addressed rows: safe to share), with
+    the dictionaries its rows are packed with."""
     src, dest = make_engine(src_url), make_engine(dest_url)
     try:
         with src.connect() as conn:
             query = text("SELECT id, key_check, extractor, result FROM file_cache")
             rows = [dict(r._mapping) for r in conn.execute(query)]
+            query = text("SELECT id, purpose, samples, data FROM pack_dictionaries")
+            dictionaries = [dict(r._mapping) for r in conn.execute(query)]
         with dest.begin() as conn:
+            if dictionaries:
+                conn.execute(
+                    text(
+                        "INSERT INTO pack_dictionaries (id, purpose, samples, data) "
+                        "VALUES (:id, :purpose, :samples, :data) ON CONFLICT (id) DO NOTHING"
+                    ),
+                    dictionaries,
+                )
             for start in range(0, len(rows), 500):
                 conn.execute(
                     text(

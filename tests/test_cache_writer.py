@@ -134,3 +134,33 @@ def test_a_dictionary_that_packs_no_better_than_the_preset_is_not_kept(
     assert _worthwhile(packed.train(results), results) is not None
     assert _worthwhile(packed.train(noise), results) is None  # learnt from other material
     assert _worthwhile(None, results) is None
+
+
+def test_a_row_whose_dictionary_is_unknown_is_loaded_or_else_missed(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from errkb.core import packed
+    from errkb.core.models import PackDictionary
+    from errkb.ingest import cache_packing
+
+    monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
+    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
+    results = {f"h{i}": _result(i, i) for i in range(80)}
+    writer = CacheWriter(engine, "x:1", cache_packing.CachePacker(None))
+    writer.put({k: packed.pack(v) for k, v in results.items()})
+    writer.put({"stored:x": b"0123abcd"})  # not a packed result: written as it is
+    writer.close()
+    assert writer.packer.dict_id != 0
+
+    # Another process trained it: this one loads it from the database on the first lookup.
+    monkeypatch.setattr(packed, "_dictionaries", {})
+    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    found = _rows(engine, list(results))
+    assert {k: packed.unpack(b) for k, b in found.items()} == results
+
+    # A cache copied without its dictionary: those rows are misses (parsed again), not a crash.
+    monkeypatch.setattr(packed, "_dictionaries", {})
+    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    with engine.begin() as conn:
+        conn.execute(PackDictionary.__table__.delete())  # type: ignore[attr-defined]
+    assert _rows(engine, [*results, "stored:x"]) == {"stored:x": b"0123abcd"}

@@ -157,6 +157,11 @@ def register(dict_id: int, data: bytes) -> None:
         _dictionaries[dict_id] = zdict
 
 
+def is_known(dict_id: int) -> bool:
+    """True when a trained dictionary is registered in this process (0, none, always is)."""
+    return dict_id == 0 or dict_id in _dictionaries
+
+
 def dictionary_of(blob: bytes) -> int:
     """The trained dictionary a blob needs (0: none)."""
     if blob[:4] != ZSTD_MAGIC:
