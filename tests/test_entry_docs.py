@@ -213,3 +213,26 @@ def test_a_doc_whose_dictionary_is_gone_is_built_again(
     marked, rebuilt = _gets(db_url, [f"/api/errors/{mamba}", f"/api/errors/{other}"])
     assert marked.json()["title"] == MARKER  # a plain zstd doc needs no dictionary
     assert rebuilt.status_code == 200 and rebuilt.json()["id"] == other
+
+
+def test_a_build_overtaken_by_a_newer_ingest_drops_nothing(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_pages_repo(db_url, tmp_path)
+    engine = make_engine(db_url)
+    with engine.begin() as conn:  # a doc the newer build would own
+        body = packed.Packer(None).pack(b"{}")
+        other = {"error_id": "0" * 16, "content_key": "newer", "variant": "v", "body": body}
+        conn.execute(insert(EntryDoc).values(**other))
+    engine.dispose()
+    real = docs.kb_key_of
+    calls: list[int] = []
+
+    def key_of(session):  # type: ignore[no-untyped-def]
+        calls.append(1)  # the chunk's check sees the build's key; the final one a newer key
+        return real(session) if len(calls) == 1 else "newer"
+
+    monkeypatch.setattr(docs, "kb_key_of", key_of)
+    done = materialize_entries(_settings(db_url), processes=1)
+    assert done.entries > 5 and len(calls) == 2
+    assert "0" * 16 in _docs(db_url)  # left alone

@@ -236,6 +236,8 @@ def materialize_entries(
         write(packer.flush())
         if not abandoned and packer.packer is not None:
             with sessions() as session:  # every entry has its doc of this build now
+                if kb_key_of(session) != key:  # a newer ingest's build owns what is stored
+                    return Materialized(entries, packed, raw, time.perf_counter() - started)
                 drop_docs_except(session, key, variant)
                 drop_dictionaries_except(session, PURPOSE, packer.packer.dict_id)
                 session.commit()
