@@ -161,7 +161,7 @@ def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> No
         (root / f"m{i // 10}" / f"f{i}.py").write_text(body + "#" * 8000)
     summary = _ingest(engine, root, workers=2)
     assert summary.files_parsed == 40 and summary.sites == 800 and summary.errors == 800
-    parallel = dump(engine)
+    parallel, parallel_cache = _without_cache(dump(engine)), _cache_contents(engine)
     with engine.begin() as conn:
         for table in (
             "occurrences",
@@ -175,7 +175,30 @@ def test_parallel_and_inline_parsing_agree(engine: Engine, tmp_path: Path) -> No
             conn.exec_driver_sql(f"DELETE FROM {table}")
     inline = _ingest(engine, root, workers=1)
     assert inline.files_parsed == 40
-    assert dump(engine) == parallel
+    assert _without_cache(dump(engine)) == parallel
+    assert _cache_contents(engine) == parallel_cache
+
+
+def _without_cache(tables: dict[str, list[str]]) -> dict[str, list[str]]:
+    """A dump without the parse cache and its dictionaries: how a row is packed depends on
+    when the dictionary was trained (compared unpacked by `_cache_contents`)."""
+    return {t: rows for t, rows in tables.items() if t not in ("file_cache", "pack_dictionaries")}
+
+
+def _cache_contents(engine: Engine) -> dict[tuple[int, int, str], bytes]:
+    """The parse cache's rows, results unpacked (markers and stored digests as they are)."""
+    from errkb.core.packed import ZSTD_MAGIC, is_preset, unpack
+    from errkb.ingest.cache_packing import PURPOSE
+
+    store.load_dictionaries(engine, PURPOSE)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(FileCache.id, FileCache.key_check, FileCache.extractor, FileCache.result)
+        )
+        blobs = {(i, k, x): bytes(r) for i, k, x, r in rows}
+    return {
+        key: unpack(b) if is_preset(b) or b[:4] == ZSTD_MAGIC else b for key, b in blobs.items()
+    }
 
 
 def test_path_glob_flag_classes_keep_separate_cache_entries(engine: Engine, tmp_path: Path) -> None:
