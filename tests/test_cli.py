@@ -139,3 +139,16 @@ def test_unreadable_git_location_fails_clearly(cli_env: Path) -> None:
     result = _run("ingest", "--git", (cli_env / "missing").as_uri(), "--ref", "main")
     assert result.exit_code == 1
     assert "cannot fetch 'main'" in result.output
+
+
+def test_the_entry_docs_sentence_groups_thousands() -> None:
+    from errkb.cli.materialize import sentence
+    from errkb.service.entries.docs import Materialized
+
+    built = sentence(Materialized(9573, 10_500_000, 120_800_000, 151.6))
+    assert built == (
+        "Built 9,573 entries for fast reads in 151.6 s (10.5 MB stored, 120.8 MB of JSON)."
+    )
+    assert sentence(Materialized(9573, 0, 0, 0.1, skipped=True)) == (
+        "Entries already built for this knowledge base (9,573 entries)."
+    )

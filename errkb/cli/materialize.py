@@ -59,4 +59,4 @@ def sentence(done: Materialized) -> str:
 
 
 def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
+    return f"{n} entry" if n == 1 else f"{n:,} entries"
