@@ -17,7 +17,7 @@ from sqlalchemy import JSON, Connection, Engine, Table, func, insert, select, up
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from errkb.core.dictionaries import store_dictionary
+from errkb.core.dictionaries import load_missing, store_dictionary
 from errkb.core.models import (
     Error,
     ErrorFlag,
@@ -110,14 +110,10 @@ def _readable(engine: Engine, found: dict[str, bytes]) -> dict[str, bytes]:
     """The rows this process can unpack: a dictionary trained since it started (by another
     ingest) is loaded; a row whose dictionary is not in the database (a cache copied without
     it) counts as a miss, and its file is parsed again."""
-    needed = {dictionary_of(b) for b in found.values()}
-    missing = {d for d in needed if not is_known(d)}
-    if not missing:
+    if all(is_known(dictionary_of(b)) for b in found.values()):
         return found
     with Session(engine) as session:
-        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
-        for row in rows.scalars():
-            register(row.id, row.data)
+        load_missing(session, found.values())
     return {h: b for h, b in found.items() if is_known(dictionary_of(b))}
 
 

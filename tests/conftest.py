@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -118,3 +118,16 @@ def own_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         url = fresh_pg_url()
         yield url
         drop_pg(url)
+
+
+@pytest.fixture
+def forget_dictionaries(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Call it to make this process forget the trained dictionaries it has loaded, as a new
+    process would start (restored after the test)."""
+    from errkb.core import packed
+
+    def forget() -> None:
+        monkeypatch.setattr(packed, "_dictionaries", {})
+        monkeypatch.setattr(packed, "_local", packed.threading.local())
+
+    return forget

@@ -3,6 +3,8 @@ failed write is raised there, not lost in the thread."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from sqlalchemy import Engine, func, select
 
@@ -71,14 +73,23 @@ def _result(i: int, j: int) -> bytes:
     return f'{{"status":"parsed","sites":[{sites}]}}'.encode()
 
 
-def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def small_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dictionaries trained on tens of results, not hundreds (the tests write a few dozen)."""
     from errkb.core import packed
     from errkb.ingest import cache_packing
 
     monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
     monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
+
+
+@pytest.mark.usefixtures("small_training")
+def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
+    engine: Engine, forget_dictionaries: Callable[[], None]
+) -> None:
+    from errkb.core import packed
+    from errkb.ingest import cache_packing
+
     results = {f"h{i}": _result(i, i) for i in range(100)}
     writer = CacheWriter(engine, "x:1", cache_packing.CachePacker(None))
     first = {k: packed.pack(results[k]) for k in list(results)[:40]}
@@ -89,8 +100,7 @@ def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
     assert trained_id != 0
 
     # A new process: the dictionary is loaded from the database, not known beforehand.
-    monkeypatch.setattr(packed, "_dictionaries", {})
-    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    forget_dictionaries()
     assert store.load_dictionaries(engine, cache_packing.PURPOSE) is not None
     rows = _rows(engine, [*results, "stored:abc", "n:1"])
     assert {k: packed.unpack(rows[k]) for k in results} == results
@@ -100,15 +110,12 @@ def test_results_are_repacked_with_a_dictionary_trained_on_the_first_ones(
     assert {packed.dictionary_of(b) for b in later} == {trained_id}
 
 
-def test_results_stored_by_earlier_snapshots_count_toward_the_training(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("small_training")
+def test_results_stored_by_earlier_snapshots_count_toward_the_training(engine: Engine) -> None:
     from errkb.core import packed
     from errkb.ingest import cache_packing
     from errkb.ingest.cache_lookup import _packer
 
-    monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
-    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
     earlier = {f"a{i}": packed.pack(_result(i, i)) for i in range(40)}
     store.write_cache(engine, "x:1", earlier)  # a first snapshot: too few to train on
     writer = CacheWriter(engine, "x:1", _packer(engine, "x:1"))
@@ -119,15 +126,13 @@ def test_results_stored_by_earlier_snapshots_count_toward_the_training(
     assert packed.dictionary_of(_rows(engine, ["b0"])["b0"]) == writer.packer.dict_id
 
 
-def test_a_dictionary_that_packs_no_better_than_the_preset_is_not_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.usefixtures("small_training")
+def test_a_dictionary_that_packs_no_better_than_the_preset_is_not_kept() -> None:
     import random
 
     from errkb.core import packed
     from errkb.ingest.cache_packing import _worthwhile
 
-    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
     rng = random.Random(7)
     results = [_result(i, i) for i in range(80)]
     noise = [rng.randbytes(600).hex().encode() for _ in range(80)]
@@ -136,15 +141,14 @@ def test_a_dictionary_that_packs_no_better_than_the_preset_is_not_kept(
     assert _worthwhile(None, results) is None
 
 
+@pytest.mark.usefixtures("small_training")
 def test_a_row_whose_dictionary_is_unknown_is_loaded_or_else_missed(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, forget_dictionaries: Callable[[], None]
 ) -> None:
     from errkb.core import packed
     from errkb.core.models import PackDictionary
     from errkb.ingest import cache_packing
 
-    monkeypatch.setattr(cache_packing, "TRAIN_ON", 60)
-    monkeypatch.setattr(packed, "MIN_SAMPLES", 8)
     results = {f"h{i}": _result(i, i) for i in range(80)}
     writer = CacheWriter(engine, "x:1", cache_packing.CachePacker(None))
     writer.put({k: packed.pack(v) for k, v in results.items()})
@@ -153,14 +157,12 @@ def test_a_row_whose_dictionary_is_unknown_is_loaded_or_else_missed(
     assert writer.packer.dict_id != 0
 
     # Another process trained it: this one loads it from the database on the first lookup.
-    monkeypatch.setattr(packed, "_dictionaries", {})
-    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    forget_dictionaries()
     found = _rows(engine, list(results))
     assert {k: packed.unpack(b) for k, b in found.items()} == results
 
     # A cache copied without its dictionary: those rows are misses (parsed again), not a crash.
-    monkeypatch.setattr(packed, "_dictionaries", {})
-    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    forget_dictionaries()
     with engine.begin() as conn:
         conn.execute(PackDictionary.__table__.delete())  # type: ignore[attr-defined]
     assert _rows(engine, [*results, "stored:x"]) == {"stored:x": b"0123abcd"}

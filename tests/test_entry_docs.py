@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -58,12 +59,6 @@ def _dictionaries(url: str) -> dict[int, str]:
             return {i: p for i, p in rows}
     finally:
         engine.dispose()
-
-
-def _forget_dictionaries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process starts again without the dictionaries it has loaded (a new server)."""
-    monkeypatch.setattr(packed, "_dictionaries", {})
-    monkeypatch.setattr(packed, "_local", packed.threading.local())
 
 
 MARKER = "A title no build produces"
@@ -152,7 +147,10 @@ def test_chunks_built_while_an_ingest_commits_are_not_written(
 
 
 def test_docs_are_packed_with_a_dictionary_trained_on_the_build(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forget_dictionaries: Callable[[], None],
 ) -> None:
     ingest_pages_repo(db_url, tmp_path)
     monkeypatch.setattr(docs, "TRAIN_ON", 4)  # the test repo has a dozen entries, not thousands
@@ -189,14 +187,17 @@ def test_docs_are_packed_with_a_dictionary_trained_on_the_build(
     assert _docs(db_url) == stored  # every entry's JSON as built now, and no doc of the lost error
 
     # A server that has never seen the dictionary loads it from the database.
-    _forget_dictionaries(monkeypatch)
+    forget_dictionaries()  # a new server
     mamba = literal_id(MAMBA_MESSAGE)
     (served,) = _gets(db_url, [f"/api/errors/{mamba}"])
     assert served.status_code == 200 and served.content == stored[mamba][1]
 
 
 def test_a_doc_whose_dictionary_is_gone_is_built_again(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forget_dictionaries: Callable[[], None],
 ) -> None:
     ingest_pages_repo(db_url, tmp_path)
     monkeypatch.setattr(docs, "TRAIN_ON", 4)
@@ -208,7 +209,7 @@ def test_a_doc_whose_dictionary_is_gone_is_built_again(
     with engine.begin() as conn:  # every other doc still names the deleted dictionary
         conn.execute(delete(PackDictionary))
     engine.dispose()
-    _forget_dictionaries(monkeypatch)
+    forget_dictionaries()  # a new server
     other = next(i for i in _docs(db_url) if i != mamba)
     marked, rebuilt = _gets(db_url, [f"/api/errors/{mamba}", f"/api/errors/{other}"])
     assert marked.json()["title"] == MARKER  # a plain zstd doc needs no dictionary

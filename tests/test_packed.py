@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import pytest
 
@@ -61,7 +62,7 @@ def _samples() -> list[bytes]:
 
 
 def test_a_trained_dictionary_packs_its_kind_smaller_and_is_needed_to_read(
-    monkeypatch: pytest.MonkeyPatch,
+    forget_dictionaries: Callable[[], None],
 ) -> None:
     samples = _samples()
     trained = packed.train(samples)
@@ -71,8 +72,7 @@ def test_a_trained_dictionary_packs_its_kind_smaller_and_is_needed_to_read(
     assert packed.dictionary_of(blob) == trained.id != 0
     assert len(blob) < len(without.pack(samples[3])) < len(samples[3])
     assert packed.unpack(without.pack(samples[3])) == samples[3]  # no dictionary needed
-    monkeypatch.setattr(packed, "_dictionaries", {})  # a process that has not loaded it
-    monkeypatch.setattr(packed, "_local", packed.threading.local())
+    forget_dictionaries()  # a process that has not loaded it
     with pytest.raises(packed.UnknownDictionary) as missing:
         packed.unpack(blob)
     assert missing.value.dict_id == trained.id

@@ -7,26 +7,30 @@ change once stored, so a process keeps them). Both the ingester and the service 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from errkb.core.models import PackDictionary
-from errkb.core.packed import Trained, UnknownDictionary, register, unpack
+from errkb.core.packed import Trained, dictionary_of, is_known, register, unpack
+
+
+def load_missing(session: Session, blobs: Iterable[bytes]) -> None:
+    """Register the stored dictionaries these blobs need and this process lacks (those not in
+    the database stay unknown: `is_known` tells)."""
+    missing = {d for d in map(dictionary_of, blobs) if not is_known(d)}
+    if missing:
+        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
+        for row in rows.scalars():
+            register(row.id, row.data)
 
 
 def unpack_stored(session: Session, blob: bytes) -> bytes | None:
     """The blob's bytes, loading its dictionary when needed; None when the dictionary is gone
     (a newer build replaced it: the blob is stale and its reader rebuilds it)."""
-    try:
-        return unpack(blob)
-    except UnknownDictionary as missing:
-        data = session.execute(
-            select(PackDictionary.data).where(PackDictionary.id == missing.dict_id)
-        ).scalar()
-        if data is None:
-            return None
-        register(missing.dict_id, data)
-        return unpack(blob)
+    load_missing(session, [blob])
+    return unpack(blob) if is_known(dictionary_of(blob)) else None
 
 
 def store_dictionary(session: Session, purpose: str, trained: Trained) -> bool:
