@@ -75,6 +75,7 @@ class WhoHitsItOut(BaseModel):
     kind: Audience
     text: str
     provenance: list[Provenance] = Field(min_length=1)
+    evidence: list[str] = []  # each name the guard reads, traced to the input it comes from
 
 
 class InputOut(BaseModel):
