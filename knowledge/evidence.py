@@ -58,6 +58,15 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 _MODEL_HOLDERS = frozenset({"model_config", "hf_config", "pretrained_config", "hf_text_config"})
 # Parts of a model checkpoint that a weight loader checks.
 _WEIGHTS = frozenset({"loaded_weight", "params_dict", "weight_name", "checkpoint"})
+# Fields of a Hugging Face model's config.json: a value under one of these names comes from it.
+_CONFIG_FIELDS = frozenset(
+    "architectures model_type hidden_size num_attention_heads num_key_value_heads head_dim "
+    "num_hidden_layers intermediate_size vocab_size max_position_embeddings rope_theta "
+    "rope_scaling torch_dtype tie_word_embeddings num_experts num_local_experts "
+    "num_experts_per_tok moe_intermediate_size n_routed_experts n_shared_experts kv_lora_rank "
+    "q_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim sliding_window layer_types "
+    "quantization_config hidden_act".split()
+)
 _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params"})
 _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
 # A method that asks the batch's forward mode (decode, extend, ...): scheduling state.
@@ -148,6 +157,8 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
         chain[0] in _WEIGHTS or last in _WEIGHTS or chain[0] == "name"
     ):
         return Clue("model_config", f"`{shown}` comes from the checkpoint's weights", code)
+    if last in _CONFIG_FIELDS and len(chain) >= 2:
+        return Clue("model_config", f"`{shown}` is named after a field of config.json", code)
     if len(chain) >= 2 and chain[-2] in _REQUEST_HOLDERS:
         return Clue("request_field", f"`{shown}` is a field of the request being served", code)
     if len(chain) >= 2 and any(_SETTINGS.search(p) for p in chain[:-1]):

@@ -13,7 +13,14 @@ import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge import cause_fixes, environment, input_fixes, message, versions
+from errkb.knowledge import (
+    cause_fixes,
+    environment,
+    input_fixes,
+    message,
+    swallowed,
+    versions,
+)
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.reading import Reading, read_site
@@ -207,7 +214,8 @@ def solutions(
         out.append(_known_facts(site, r, exception))
     if r.audience != "internal":
         out.append(cause_fixes.report_fix(r, project, first=False))
-    return out + downs
+    quiet = swallowed.swallowed_fix(site)
+    return ([quiet] if quiet else []) + out + downs
 
 
 def example_fix(

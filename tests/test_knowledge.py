@@ -328,3 +328,32 @@ def test_caught_exception_clause() -> None:
     )
     ex = explain_error(site, [], None, project="srv")
     assert "when a TypeError or KeyError was caught" in ex.what_it_means.text
+
+
+def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:
+    from errkb.core.records import ExtractConfig
+    from errkb.ingest.extract import extract_file
+
+    src = (
+        "import logging\nlogger = logging.getLogger()\n"
+        "def load(path):\n"
+        "    try:\n"
+        "        if not path.endswith('.json'):\n"
+        "            raise ValueError('not a json file')\n"
+        "    except ValueError as e:\n"
+        "        logger.warning('skipping %s', e)\n"
+        "        return None\n"
+        "def strict(path):\n"
+        "    try:\n"
+        "        if not path:\n"
+        "            raise ValueError('no path')\n"
+        "    except ValueError:\n"
+        "        raise\n"
+    )
+    found = extract_file(src.encode(), "x.py", ExtractConfig()).sites
+    sites = {s.template.literal_text: s for s in found}
+    quiet = explain_error(sites["not a json file"], [], None, project="srv")
+    assert quiet.solutions[0].text.startswith("This error does not stop the program")
+    assert "`except ValueError`" in quiet.solutions[0].text and "warning" in quiet.solutions[0].text
+    loud = explain_error(sites["no path"], [], None, project="srv")
+    assert not any("does not stop" in s.text for s in loud.solutions)
