@@ -12,6 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from errkb.core.records import Site, Vocabulary
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.explain import common_situations, trigger, what_it_means, who_hits_it
 from errkb.knowledge.facts import (
     Derived,
@@ -24,7 +25,7 @@ from errkb.knowledge.facts import (
 )
 from errkb.knowledge.fixes import example_fix, solutions
 from errkb.knowledge.inputs import Input
-from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.intent import Intent
 from errkb.knowledge.reading import read_site
 
 

@@ -109,7 +109,9 @@ def dependency_fixes(r: Reading) -> list[Fix]:
     if tested:
         text = f"Check the installed packages: the error is raised when {_quoted(tested)} holds."
     else:
-        text = "Check the installed packages: the error is raised when a package cannot be imported."
+        text = (
+            "Check the installed packages: the error is raised when a package cannot be imported."
+        )
     text += " Install the package the check names, or the version it asks for, in the same "
     text += "environment as the server; an import error printed earlier in the log says which."
     return [Fix("model", text, _PROV)]
@@ -134,4 +136,3 @@ def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
             f"{include}."
         )
     return Fix("report", text, ("derived:conditions",), url=url)
-

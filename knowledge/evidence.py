@@ -148,7 +148,11 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
     shown = code if len(code) <= 60 else ".".join(chain)
     last = chain[-1]
     if any(_PARALLEL.search(p) for p in chain[-2:]):
-        return Clue("hardware", f"`{shown}` is a parallelism setting (the number of GPUs used)", code)
+        return Clue(
+            "hardware",
+            f"`{shown}` follows from the parallelism settings (how the GPUs are split)",
+            code,
+        )
     if any(_DEPENDENCY.search(p) for p in chain):
         return Clue("dependency", f"`{shown}` tests an installed package or its version", code)
     if any(p in _MODEL_HOLDERS for p in chain[:-1]):
@@ -248,10 +252,21 @@ def who(
     if internal:
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(internal[:4]))
         return "internal", [Clue("internal", f"{shown}: state the code computes itself")]
+    untraced = [
+        ast.unparse(n)
+        for n in leaves(nodes, info.resolved)
+        if isinstance(n, ast.Name | ast.Attribute)
+        and (c := _chain(n))
+        and c != ["self"]
+        and not _computed(n, c)
+    ]
+    if untraced:
+        shown = ", ".join(f"`{n}`" for n in list(dict.fromkeys(untraced))[:4] if len(n) <= 60)
+        if shown:
+            return "unknown", [Clue("unknown", f"{shown}: not traced to an input")]
     return "unknown", []
 
 
 def handlers_of(conditions: tuple[Condition, ...]) -> tuple[str, ...]:
     """The exception classes of the `except` blocks the raise is in."""
     return tuple(c.expr for c in conditions if c.kind == "except")
-

@@ -10,8 +10,9 @@ from __future__ import annotations
 from errkb.core.records import Site
 from errkb.knowledge import message
 from errkb.knowledge.commands import trigger_args
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.intent import INTENT_WORDS, Audience
+from errkb.knowledge.intent import INTENT_WORDS
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
 from errkb.knowledge.words import class_name, class_noun, phrase
@@ -132,11 +133,18 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             + "), so reaching it points to a bug or a case the code did not expect."
         )
     else:
-        text = (
-            "We could not tell which input leads here: the guard's names could not be traced "
-            "to a flag, a request field, an environment variable, the model, the platform or a "
-            "package."
+        inputs = (
+            "a flag, a request field, an environment variable, the model, the platform or a package"  # noqa: E501
         )
+        if r.clues:
+            names = r.clues[0].text.split(":")[0]
+            text = f"We could not tell which input leads here: the guard reads {names}, which "
+            text += f"could not be traced to {inputs}."
+        else:
+            text = (
+                "We could not tell which input leads here: the guard names no flag, request "
+                "field, environment variable, model setting, platform or package."
+            )
     prov: tuple[Provenance, ...] = (
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )

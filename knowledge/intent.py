@@ -12,7 +12,6 @@ import ast
 from typing import Literal
 
 from errkb.core.records import Template
-from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.message import UNSUPPORTED_WORDS
 
 Intent = Literal[
@@ -157,4 +156,3 @@ def intent(template: Template, last_group: list[ast.expr]) -> Intent | None:
     ):
         return "invalid"  # range words without a comparison in the guard: do not claim a range
     return said
-

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from errkb.core.records import Site, Vocabulary
 from errkb.knowledge import guard
+from errkb.knowledge.evidence import Clue, SiteInfo, handlers_of, who
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder, site_inputs
-from errkb.knowledge.evidence import Clue, SiteInfo, handlers_of, who
-from errkb.knowledge.intent import Audience, Intent, intent
+from errkb.knowledge.intent import Intent, intent
 from errkb.knowledge.phrases import Speaker
 
 

@@ -43,4 +43,3 @@ def try_marker(node: ast.Try | ast.TryStar) -> str:
         return TRY
     parts = [f"except {_classes(h)} -> {_action(h)}" for h in node.handlers]
     return TRY_HANDLED + "; ".join(parts)
-
