@@ -33,7 +33,7 @@ def tests_of(r: Reading, kind: WhoKind) -> list[str]:
             code = ast.unparse(n)
             if any(name in code for name in names) and code not in out:
                 out.append(code)
-    return out or names
+    return out
 
 
 def _quoted(codes: list[str]) -> str:
@@ -89,7 +89,10 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     tested = tests_of(r, "hardware")
     parallel = any("parallelism" in c.text for c in clues)
     what = "the parallelism settings" if parallel else "the GPU or platform in use"
-    text = f"This depends on {what}: the error is raised when {_quoted(tested)} holds."
+    shown = _quoted(tested) or ", ".join(f"`{c.code}`" for c in clues if c.code)
+    text = f"This depends on {what}" + (
+        f": the error is raised when {shown} holds." if shown else "."
+    )
     if parallel:
         text += (
             " Choose the tensor, data, expert or pipeline parallel sizes (and the number of "

@@ -69,6 +69,10 @@ _CONFIG_FIELDS = frozenset(
 )
 _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params"})
 _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
+# Words of a message addressed to a user who can change something: not an internal invariant.
+_USER_WORDS = re.compile(
+    r"configur|please|specif|enabl|disabl|install|support|--|\bset\b|\buse\b|\bpass\b", re.I
+)
 # A method that asks the batch's forward mode (decode, extend, ...): scheduling state.
 _MODE_PREDICATE = re.compile(r"^is_\w+$")
 
@@ -109,7 +113,7 @@ def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
         node = todo.pop(0)
         inner: set[int] = set()
         for n in ast.walk(node):
-            if isinstance(n, ast.Attribute | ast.Subscript):
+            if isinstance(n, ast.Attribute):  # a subscript's value is a leaf of its own
                 inner.add(id(n.value))
             elif isinstance(n, ast.Call):
                 inner.add(id(n.func))
@@ -136,8 +140,8 @@ def _computed(node: ast.expr, chain: list[str]) -> bool:
         return False
     if any(p.startswith("_") and not p.startswith("__") for p in names):
         return True
-    if names[-1].isupper():
-        return True  # MODULE_CONSTANT, Enum.MEMBER
+    if len(names[-1].strip("_")) > 1 and names[-1].isupper():
+        return True  # MODULE_CONSTANT, Enum.MEMBER (not a one-letter size such as `N`)
     mode = any("mode" in p.lower() for p in names[:-1])
     return mode and isinstance(node, ast.Call) and bool(_MODE_PREDICATE.match(names[-1]))
 
@@ -178,7 +182,8 @@ def _input_clue(i: Input) -> Clue:
         return Clue("environment", f"{i.name} is an environment variable", i.name)
     if i.kind == "model_config":
         name = ".".join(p for p in (i.owner, i.name) if p)
-        return Clue("model_config", f"`{name}` is read from the model's configuration", name)
+        code = name if i.name else ""  # a bare `config` says which object, not what is tested
+        return Clue("model_config", f"`{name}` is read from the model's configuration", code)
     if _DEPENDENCY.search(i.name):
         return Clue("dependency", f"`{i.name}` tests an installed package", i.name)
     return Clue("hardware", f"`{i.name}` tells the hardware or platform in use", i.name)
@@ -220,6 +225,7 @@ class SiteInfo:
     exception: str
     resolved: dict[str, str]
     handlers: tuple[str, ...]  # the exception classes of `except` blocks around the raise
+    message: str = ""  # the message's literal text
 
 
 def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
@@ -249,9 +255,9 @@ def who(
     if found:
         return found[0].kind, found
     internal = internal_names(nodes, info.resolved)
-    if internal:
+    if internal and not _USER_WORDS.search(info.message):
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(internal[:4]))
-        return "internal", [Clue("internal", f"{shown}: state the code computes itself")]
+        return "internal", [Clue("internal", f"{shown}: state the code computes itself", shown)]
     untraced = [
         ast.unparse(n)
         for n in leaves(nodes, info.resolved)

@@ -128,9 +128,8 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             text += " The guard also depends on: " + "; ".join(others[:3]) + "."
     elif r.audience == "internal":
         text = (
-            "An internal invariant: the guard reads only state the code computes itself ("
-            + "; ".join(evidence)
-            + "), so reaching it points to a bug or a case the code did not expect."
+            f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "
+            "computes itself, so reaching it points to a bug or a case the code did not expect."
         )
     else:
         inputs = (

@@ -68,7 +68,9 @@ def read_site(
     facts = guard.facts(site, speaker)
     groups = guard.groups(site)
     inputs = site_inputs(site, vocab)
-    info = SiteInfo(site.qualname, site.exception, resolved, handlers_of(site.conditions))
+    handlers = handlers_of(site.conditions)
+    text = site.template.literal_text
+    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text)
     nodes = [n for g in groups for n in g]
     kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
     return Reading(
