@@ -25,6 +25,7 @@ from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.reading import Reading, read_site
 from errkb.knowledge.wording import (
+    MAX_CODE,
     code,
     condition_clauses,
     default_words,
@@ -65,10 +66,20 @@ def _tested_part(f: Involvement, resolved: dict[str, str]) -> str:
         parts = [ast.unparse(v) for v in node.values]
         picked = [p for p in parts if any(re.search(rf"\b{re.escape(n)}\b", p) for n in names)]
         text = " and ".join(picked) if picked else text
-    shown = code(text)
+    shown = _around(text, names)
     if f.via and f.via in resolved:
-        shown += f", where {code(f.via)} is {code(resolved[f.via])}"
+        shown += f", where {code(f.via)} is {_around(resolved[f.via], [f.dest])}"
     return shown
+
+
+def _around(text: str, names: list[str], width: int = 50) -> str:
+    """Code in backticks; when long, the part around the first of `names` it reads."""
+    text = " ".join(text.split())
+    at = min((i for n in names if (i := text.find(n)) >= 0), default=-1)
+    if len(text) <= MAX_CODE or at < 0:
+        return code(text)
+    start, end = max(0, at - width), min(len(text), at + width)
+    return f"`{'… ' if start else ''}{text[start:end]}{' …' if end < len(text) else ''}`"
 
 
 def _flag_fixes(flags: list[Involvement], resolved: dict[str, str]) -> list[Fix]:
