@@ -1,14 +1,17 @@
-"""Solutions and the example fix, derived from the message, the flags and the history.
+"""Solutions and the example fix, derived from the message, the flags, the evidence and history.
 
-Order: the message's own advice, then a change of each flag the guard requires (with the flag's
-default and help), then flags that are one alternative among several or only read, then the
-upgrade the timeline shows. When nothing names a way out, the entry says what is known (the
-guard that must stop holding, the value the message reports) instead of inventing a fix.
+Order: a note when the code around the raise catches the error (the user sees a warning, not a
+crash); for a proven internal invariant, the report upstream; then the message's own advice, the
+fixes of the cause the evidence points to (`knowledge.evidence`: a flag, a request field, an
+environment variable, the model, a package, the hardware), the other inputs' fixes, and the
+upgrade the timeline shows. When nothing names a way out, the entry says what is known (the guard
+that must stop holding, the value the message reports) instead of inventing a fix, and reporting
+it upstream comes last. The example fix is the user's own input before and after; a release
+change only where the check was lifted (`knowledge.versions`).
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Collection
 
@@ -23,91 +26,13 @@ from errkb.knowledge import (
 )
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.flag_fixes import flag_fixes_of
 from errkb.knowledge.reading import Reading, read_site
 from errkb.knowledge.wording import (
-    MAX_CODE,
     code,
     condition_clauses,
-    default_words,
-    flag_name,
     flag_state,
 )
-
-MAX_HELP = 220
-
-
-def short_help(inv: Involvement) -> str | None:
-    """The flag's help, cut at a sentence end near MAX_HELP characters."""
-    d = inv.definition
-    if d is None or not d.help:
-        return None
-    text = " ".join(d.help.split())
-    if len(text) <= MAX_HELP:
-        return text
-    cut = text.rfind(". ", 0, MAX_HELP)
-    return text[: cut + 1] if cut > 40 else text[:MAX_HELP].rstrip() + "…"
-
-
-def _with_help(text: str, inv: Involvement) -> str:
-    help_ = short_help(inv)
-    return f"{text}. {inv.flag}: {help_}" if help_ else text + "."
-
-
-def _tested_part(f: Involvement, resolved: dict[str, str]) -> str:
-    """The part of the guard that reads the flag, and the local it goes through: `tp > 1`,
-    where `tp` is `server_args.tp_size`."""
-    text = f.condition or ""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError):
-        node = None
-    names = [n for n in (f.dest, f.via) if n]
-    if isinstance(node, ast.BoolOp):
-        parts = [ast.unparse(v) for v in node.values]
-        picked = [p for p in parts if any(re.search(rf"\b{re.escape(n)}\b", p) for n in names)]
-        text = " and ".join(picked) if picked else text
-    shown = _around(text, names)
-    if f.via and f.via in resolved:
-        shown += f", where {code(f.via)} is {_around(resolved[f.via], [f.dest])}"
-    return shown
-
-
-def _around(text: str, names: list[str], width: int = 50) -> str:
-    """Code in backticks; when long, the part around the first of `names` it reads."""
-    text = " ".join(text.split())
-    at = min((i for n in names if (i := text.find(n)) >= 0), default=-1)
-    if len(text) <= MAX_CODE or at < 0:
-        return code(text)
-    start, end = max(0, at - width), min(len(text), at + width)
-    return f"`{'… ' if start else ''}{text[start:end]}{' …' if end < len(text) else ''}`"
-
-
-def _flag_fixes(flags: list[Involvement], resolved: dict[str, str]) -> list[Fix]:
-    prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
-    out: list[Fix] = []
-    ordered = sorted(
-        (f for f in flags if f.in_condition),
-        key=lambda f: (not f.required, f.polarity == "other"),
-    )
-    for f in ordered:
-        esc = escape(f)
-        if esc is not None:
-            lead = "" if f.required else "Alternatively (one of several ways the guard holds): "
-            text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
-            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
-        else:
-            dflt = default_words(f)
-            text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
-            text += _tested_part(f, resolved)
-            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
-    for f in flags:
-        if not f.in_condition and f.in_message:
-            dflt = default_words(f)
-            text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
-            out.append(
-                Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
-            )
-    return out
 
 
 def _known_facts(site: Site, r: Reading, exception: str) -> Fix:
@@ -188,7 +113,7 @@ def solutions(
     advice = [
         Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
     ]
-    flag_fixes = _flag_fixes(flags, r.resolved)
+    flag_fixes = flag_fixes_of(flags, r.resolved)
     by_cause: dict[str, list[Fix]] = {
         "flag": flag_fixes,
         "request_field": input_fixes.request_fixes(r),
