@@ -11,6 +11,7 @@ does not claim that no input is tested.
 from __future__ import annotations
 
 import ast
+import re
 
 from errkb.knowledge.evidence import WhoKind
 from errkb.knowledge.facts import Fix, Provenance
@@ -78,7 +79,36 @@ def model_fixes(r: Reading) -> list[Fix]:
         "another version of the checkpoint)."
     )
     key = model[0].name or model[0].owner if model else (fields[0] if fields else None)
-    return [Fix("model", text, _PROV, input=key)]
+    registry = registry_fix(r)
+    return [Fix("model", text, _PROV, input=key)] + ([registry] if registry else [])
+
+
+_REGISTRY = re.compile(r"regist", re.I)
+_NOT_REGISTERED = re.compile(r"\b(no|not|cannot|unknown)\b[^.]*\bregistered\b", re.I)
+
+
+def registry_fix(r: Reading) -> Fix | None:
+    """A lookup in a registry that importing modules fills: the real cause is often upstream."""
+    said = r.site.template.literal_text
+    looked_up = any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(op, ast.NotIn) for op in n.ops)
+        and _REGISTRY.search(ast.unparse(n.comparators[-1]))
+        for g in r.groups
+        for n in g
+    )
+    low = said.lower()
+    in_registry = (
+        r.site.path.endswith("registry.py") and "architecture" in low and "already" not in low
+    )
+    if not (looked_up or in_registry or _NOT_REGISTERED.search(said)):
+        return None
+    text = (
+        "If this release should support it, look earlier in the log for an import error: a "
+        "module that fails to import (a missing package, or another version of transformers or a "
+        "kernel library) never registers what it provides, and the lookup then fails here."
+    )
+    return Fix("model", text, ("derived:conditions", "derived:message"))
 
 
 def hardware_fixes(r: Reading) -> list[Fix]:

@@ -71,7 +71,7 @@ _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params"})
 _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
 # Words of a message addressed to a user who can change something: not an internal invariant.
 _USER_WORDS = re.compile(
-    r"configur|please|specif|enabl|disabl|install|support|--|\bset\b|\buse\b|\bpass\b", re.I
+    r"configur|please|specif|enabl|disabl|install|support|--|\buse\b|\bpass\b", re.I
 )
 # A method that asks the batch's forward mode (decode, extend, ...): scheduling state.
 _MODE_PREDICATE = re.compile(r"^is_\w+$")
