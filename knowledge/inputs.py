@@ -145,7 +145,17 @@ class InputFinder:
             return Input("request_field", chain[1], self.request_class)
         for i, part in enumerate(chain[:-1]):
             if any(part == h or part.endswith("_" + h) for h in self.holders):
-                return Input("request_field", chain[i + 1], part)
+                field = chain[i + 1]
+                if field in _MAPPING_METHODS:  # sampling_params.get("max_new_tokens")
+                    key = (
+                        _const_str(node.args[0])
+                        if isinstance(node, ast.Call) and node.args
+                        else None
+                    )
+                    if key is None:
+                        return None
+                    field = key
+                return Input("request_field", field, part)
         if isinstance(node, ast.Call | ast.Name | ast.Attribute) and _HARDWARE.search(chain[-1]):
             return Input("hardware", chain[-1])
         return None
