@@ -54,7 +54,9 @@ def _result(markdown: str, structured: Any) -> CallToolResult:
     )
 
 
-def build_server(reader_of: Callable[[], Reader], base_url_of: Callable[[Context], str]) -> MCPServer:
+def build_server(
+    reader_of: Callable[[], Reader], base_url_of: Callable[[Context], str]
+) -> MCPServer:
     """An MCP server over the read side; `reader_of` gives the reader once the backing is up."""
     server: MCPServer[Any] = MCPServer(
         "errkb", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
