@@ -39,7 +39,7 @@ from errkb.service.mcp.texts import (
     check_text,
 )
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Version = Annotated[
     str | None,
