@@ -57,6 +57,7 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         for tool in tools.values():
             assert "Use this" in (tool.description or "")
             assert tool.output_schema is not None  # structured output, with its schema
+            assert tool.annotations is not None and tool.annotations.read_only_hint
         assert tools["match_error"].input_schema["required"] == ["text"]
 
         log = f"Traceback (most recent call last):\n  ...\nValueError: {MAMBA_MESSAGE}\n"

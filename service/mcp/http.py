@@ -67,6 +67,7 @@ def install_mcp(app: FastAPI) -> None:
         max_request_body_size=cap,
     )
     app.router.routes.extend(r for r in sdk_app.routes if getattr(r, "path", "") == PATH)
+    app.state.mcp_server = server  # for tests that drive it in memory beside the JSON routes
 
     @asynccontextmanager
     async def running(app: FastAPI) -> AsyncIterator[None]:
