@@ -78,6 +78,8 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         for part in ("## What it means", "## Solutions", "## Who hits it", "## Versions"):
             assert part in text
         assert f"Full page: {BASE}/errors/{swa}" in text and len(text) <= 8000
+        again = await client.call_tool("get_error", {"id": swa})  # the answer kept the first time
+        assert (_text(again), again.structured_content) == (text, d) and not again.is_error
 
         # A version picks the occurrence shown, as `?snapshot=` does on the JSON route.
         old = await client.call_tool("get_error", {"id": mamba.upper(), "version": "v1"})

@@ -63,6 +63,7 @@ def install_mcp(app: FastAPI) -> None:
     cap = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * settings.max_body_bytes + (64 << 10))
     sdk_app = server.streamable_http_app(
         streamable_http_path=PATH,
+        json_response=True,
         transport_security=transport_security(settings),
         max_request_body_size=cap,
     )

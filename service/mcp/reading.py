@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
+
 from errkb.core.db import engine_from_settings, prepare_schema, session_factory
 from errkb.core.errors import BadInput, NotFound
 from errkb.core.settings import Settings
@@ -80,6 +82,7 @@ class Reader:
 
     def __init__(self, backing: Backing) -> None:
         self.backing = backing
+        self._labels: tuple[str, list[str]] = ("", [])  # (content key, labels) last read
 
     @property
     def settings(self) -> Settings:
@@ -88,8 +91,11 @@ class Reader:
 
     def versions(self) -> list[str]:
         """Every ingested snapshot's label, oldest first; refuses an empty knowledge base."""
-        with self.backing.sessions() as session:
-            labels = [s.label for s in list_snapshots(session)]
+        key = self.backing.versions.current().key
+        if self._labels[0] != key:  # read once per ingest: the hot path asks on the event loop
+            with self.backing.sessions() as session:
+                self._labels = (key, [s.label for s in list_snapshots(session)])
+        labels = self._labels[1]
         if not labels:
             raise EmptyKnowledgeBase(
                 "The knowledge base is empty: no release has been ingested yet. "
@@ -107,6 +113,28 @@ class Reader:
                 f"Version {version!r} is not in the knowledge base. "
                 f"Ingested versions: {shown}{more}."
             )
+
+    def remembered(self, item: tuple[str | None, ...]) -> tuple[str, bytes | None]:
+        """(content key, an answer kept under it for `item`, if any)."""
+        key = self.backing.versions.current().key
+        return key, self.backing.entries.get(key, ("mcp", *item))
+
+    def remember(self, key: str, item: tuple[str | None, ...], answer: bytes) -> None:
+        """Keep a rendered answer beside the entries, until the content key moves."""
+        self.backing.entries.put(key, ("mcp", *item), answer)
+
+    def cached_entry(self, error_id: str, version: str | None = None) -> Entry | None:
+        """The entry if either front end has it at hand (no database read), else None."""
+        key = self.backing.versions.current().key
+        body = self.backing.entries.get(key, ("json", error_id, version))
+        return Entry.model_validate_json(body) if body is not None else None
+
+    async def entry_now(self, error_id: str, version: str | None = None) -> Entry:
+        """The entry: at hand on the event loop, as the JSON route does, else built in a thread."""
+        entry = self.cached_entry(error_id, version)
+        if entry is None:
+            entry = await anyio.to_thread.run_sync(self.entry, error_id, version)
+        return entry
 
     def entry(self, error_id: str, version: str | None = None) -> Entry:
         """The entry of one error, as `GET /api/errors/{id}?snapshot=` serves it."""

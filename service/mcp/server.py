@@ -74,7 +74,7 @@ def build_server(
                 note = f"Matches that {version} does not raise were left out."
             found = kept
         base = base_url_of(ctx)
-        items = [match_item(m, reader.entry(m.id), base) for m in found[:limit]]
+        items = [match_item(m, await reader.entry_now(m.id), base) for m in found[:limit]]
         return MatchAnswer(matches=items, note=note)
 
     @server.tool(description=MATCH_ERROR, annotations=READ_ONLY)
@@ -90,23 +90,36 @@ def build_server(
             raise ToolError(exc.message) from None
         return _result(match_markdown(answer), answer)
 
-    def details(ctx: Context, error_id: str, version: str | None) -> ErrorDetails:
+    async def details(ctx: Context, error_id: str, version: str | None) -> ErrorDetails:
         reader = reader_of()
         error_id = check_id(error_id)
         reader.check_version(version)
-        return error_details(reader.entry(error_id, version), base_url_of(ctx))
+        return error_details(await reader.entry_now(error_id, version), base_url_of(ctx))
 
+    async def entry_answer(ctx: Context, error_id: str, version: str | None) -> CallToolResult:
+        """get_error's answer, rendered once per content key (an agent asks again and again)."""
+        reader = reader_of()
+        item = ("get_error", check_id(error_id), version, base_url_of(ctx))
+        reader.check_version(version)
+        key, kept = reader.remembered(item)
+        if kept is None:
+            d = await details(ctx, error_id, version)
+            answer = _result(error_markdown(d), d)
+            reader.remember(key, item, answer.model_dump_json().encode())
+            return answer
+        return CallToolResult.model_validate_json(kept)
+
+    # Async: a warm entry is answered on the event loop, with no hop to a worker thread.
     @server.tool(description=GET_ERROR, annotations=READ_ONLY)
-    def get_error(
+    async def get_error(
         ctx: Context,
         id: Annotated[str, Field(description="the 16-hex-digit error id that a match gave")],
         version: Version = None,
     ) -> Annotated[CallToolResult, ErrorDetails]:
         try:
-            d = details(ctx, id, version)
+            return await entry_answer(ctx, id, version)
         except ErrkbError as exc:
             raise ToolError(exc.message) from None
-        return _result(error_markdown(d), d)
 
     @server.tool(description=SEARCH_ERRORS, annotations=READ_ONLY)
     def search_errors(
@@ -135,9 +148,9 @@ def build_server(
         description="The entry of one error as compact Markdown (what get_error returns).",
         mime_type="text/markdown",
     )
-    def error_resource(id: str, ctx: Context) -> str:
+    async def error_resource(id: str, ctx: Context) -> str:
         try:
-            return error_markdown(details(ctx, id, None))
+            return error_markdown(await details(ctx, id, None))
         except ErrkbError as exc:
             raise ResourceError(exc.message) from None
 
@@ -152,7 +165,7 @@ def build_server(
         """The traceback, what errkb matched, and the best match's entry, for the model."""
         try:
             answer = await answer_match(ctx, traceback, None, 3)
-            entry = details(ctx, answer.matches[0].id, None) if answer.matches else None
+            entry = await details(ctx, answer.matches[0].id, None) if answer.matches else None
         except ErrkbError as exc:
             raise ToolError(exc.message) from None
         parts = [
