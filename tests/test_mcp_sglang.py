@@ -114,11 +114,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(url: str, port: int, tmp_path: Path) -> subprocess.Popen[str]:
+def _serve(url: str, port: int, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "ERRKB_DATABASE_URL": url, "ERRKB_DATA_DIR": str(tmp_path)}
     with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a log must never stall it
         return subprocess.Popen(
-            [ERRKB, "serve", "--port", str(port)],
+            [ERRKB, "serve", "--port", str(port), *args],
             env=env,
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
@@ -153,7 +153,8 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 def test_streamable_http_against_errkb_serve(sglang_kb_url: str, tmp_path: Path) -> None:
     port = _free_port()
-    proc = _serve(sglang_kb_url, port, tmp_path)
+    # Two processes: any of them answers any MCP request (stateless), as with the JSON API.
+    proc = _serve(sglang_kb_url, port, tmp_path, "--workers", "2")
     try:
         _wait_healthy(port, proc)
         url = f"http://127.0.0.1:{port}/mcp"

@@ -63,6 +63,9 @@ def install_mcp(app: FastAPI) -> None:
     cap = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * settings.max_body_bytes + (64 << 10))
     sdk_app = server.streamable_http_app(
         streamable_http_path=PATH,
+        # Stateless, one JSON answer per request: the tools need no session, and with
+        # `errkb serve --workers N` each request may reach a process that never saw the last.
+        stateless_http=True,
         json_response=True,
         transport_security=transport_security(settings),
         max_request_body_size=cap,
