@@ -16,8 +16,10 @@ from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 from mcp.server.mcpserver import Context
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.requests import Request
+from starlette.routing import Route
 
 from errkb.core.settings import Settings
 from errkb.service.mcp.reading import Backing, Reader
@@ -61,7 +63,7 @@ def install_mcp(app: FastAPI) -> None:
     # The text limit is checked by the tool, with a sentence; JSON may escape each byte of it
     # into six, so the transport's own cap leaves room for that.
     cap = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * settings.max_body_bytes + (64 << 10))
-    sdk_app = server.streamable_http_app(
+    sdk_app = server.streamable_http_app(  # sets up the session manager
         streamable_http_path=PATH,
         # Stateless, one JSON answer per request: the tools need no session, and with
         # `errkb serve --workers N` each request may reach a process that never saw the last.
@@ -70,7 +72,10 @@ def install_mcp(app: FastAPI) -> None:
         transport_security=transport_security(settings),
         max_request_body_size=cap,
     )
-    app.router.routes.extend(r for r in sdk_app.routes if getattr(r, "path", "") == PATH)
+    # Only the SDK app's transport, as a route of our own that names the methods it answers.
+    del sdk_app
+    endpoint = StreamableHTTPASGIApp(server.session_manager)
+    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     app.state.mcp_server = server  # for tests that drive it in memory beside the JSON routes
 
     @asynccontextmanager
