@@ -93,6 +93,7 @@ def test_in_memory(sglang_kb_url: str, tmp_path: Path) -> None:
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_stdio_against_errkb_mcp(sglang_kb_url: str, tmp_path: Path) -> None:
     env = {"ERRKB_DATABASE_URL": sglang_kb_url, "ERRKB_DATA_DIR": str(tmp_path)}
     env["ERRKB_PUBLIC_URL"] = "https://errkb.example.org"
@@ -151,6 +152,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
             proc.wait()
 
 
+@pytest.mark.slow
 def test_streamable_http_against_errkb_serve(sglang_kb_url: str, tmp_path: Path) -> None:
     port = _free_port()
     # Two processes: any of them answers any MCP request (stateless), as with the JSON API.
