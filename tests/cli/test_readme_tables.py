@@ -41,7 +41,8 @@ def test_the_command_table_lists_exactly_the_commands_of_errkb_help() -> None:
     listed = {re.fullmatch(r"`errkb ([a-z-]+)`", cell).group(1) for cell in _table("commands")}  # type: ignore[union-attr]
     commands = set(typer.main.get_command(_cli_app()).commands)  # type: ignore[attr-defined]
     assert listed == commands, (
-        f"README lists {sorted(listed - commands)} that errkb --help lacks; lacks {sorted(commands - listed)}"
+        f"README lists {sorted(listed - commands)} that errkb --help lacks; "
+        f"lacks {sorted(commands - listed)}"
     )
 
 
