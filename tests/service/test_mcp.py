@@ -114,6 +114,8 @@ def test_resource_and_prompt(db_url: str, tmp_path: Path) -> None:
         text = prompt.messages[0].content.text
         # Chained: the matches, then the best match's entry, both for the model to read.
         assert f"`{swa}` ValueError" in text and "## What it means" in text
+        with pytest.raises(MCPError, match="The text is empty"):
+            await client.get_prompt("explain_traceback", {"traceback": " "})
 
     _run(db_url, tmp_path, check)
 
