@@ -17,7 +17,7 @@ from dbdump import dump
 
 from errkb.core.db import make_engine
 
-CLI = [sys.executable, "-c", "from errkb.cli.main import app; app()"]
+CLI = [sys.executable, "-c", "from errkb.service.cli.main import app; app()"]
 # The CLI with a pause inside the snapshot's open transaction: `write_snapshot` is wrapped so the
 # kill test can SIGKILL an ingest at exactly that point (no hook in the production settings).
 PAUSING_CLI = [
@@ -34,7 +34,7 @@ def pause():
 
 write_snapshot = store.write_snapshot
 store.write_snapshot = lambda *a, **kw: write_snapshot(*a, **{**kw, "before_commit": pause})
-from errkb.cli.main import app
+from errkb.service.cli.main import app
 app()
 """,
 ]

@@ -2,8 +2,9 @@
 
 The endpoint is public and fed untrusted text, so the body is read as a stream and refused
 (413) as soon as it passes `max_body_bytes`, undecodable bytes are replaced rather than
-rejected, and the matching itself (pure and bounded, see `service.match.matcher`) runs in a separate
-process (`service.match.offload`), so health checks and pages keep answering while it works.
+rejected, and the matching itself (pure and bounded, see `errkb.service.match.matcher`) runs in
+a separate process (`errkb.service.read.match_processes`), so health checks and pages keep
+answering while it works.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from errkb.core.errors import BadInput
 from errkb.core.settings import Settings
 from errkb.service.http_body import read_capped
-from errkb.service.match.offload import MatchProcesses
+from errkb.service.read.match_processes import MatchProcesses
 from errkb.service.read.matches import MatchResponse
 
 router = APIRouter(tags=["match"])

@@ -4,9 +4,10 @@ the MCP server) calls these and only formats what they return, so no two of them
 
 | question | function | answer |
 |---|---|---|
-| the entry of an id, at a version | `entries.entry`, `entries.entry_json` | `Entry` (or its JSON) |
+| the entry of an id, at a version | `entries.entry`, `entries.entry_json` | `Entry` (or JSON) |
+| its prose by a language model | `entries.ai_explanation` | `AiExplanationOut` |
 | the history of an error | `history.occurrences` | `OccurrencePage` |
-| the errors a pasted text shows | `matches.matches_in` | `list[MatchOut]` |
+| the errors a text shows | `matches.matches_in`; in a server, `match_processes` | `MatchOut`s |
 | search and browse | `search.search`, `browse.*` | `SearchResults`, trees, flags |
 | the knowledge base's status | `status.kb_status`, `status.ping` | `KbStatus` |
 

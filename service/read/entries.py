@@ -11,13 +11,21 @@ from __future__ import annotations
 
 from errkb.core.dictionaries import unpack_stored
 from errkb.core.settings import Settings
+from errkb.service.entries.ai import enrich
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.docs import settings_variant
 from errkb.service.entries.queries import doc_body
-from errkb.service.entries.schemas import Entry
+from errkb.service.entries.schemas import AiExplanationOut, Entry
 from errkb.service.queries import DbSession
 
-__all__ = ["Entry", "entry", "entry_json", "stored_entry_json"]
+__all__ = [
+    "AiExplanationOut",
+    "Entry",
+    "ai_explanation",
+    "entry",
+    "entry_json",
+    "stored_entry_json",
+]
 
 
 def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str) -> bytes | None:
@@ -70,3 +78,14 @@ def entry(
     if stored is not None:
         return Entry.model_validate_json(stored)
     return build_entry(session, error_id, snapshot=snapshot, settings=settings)
+
+
+def ai_explanation(
+    session: DbSession, error_id: str, settings: Settings, *, refresh: bool = False
+) -> AiExplanationOut:
+    """The language model's prose for an entry: cached per model, else asked now and stored.
+
+    The one question answered by asking: the answer is kept beside the derived entry (never in
+    place of it), so every later read of the entry shows it."""
+    built = build_entry(session, error_id, settings=settings)
+    return enrich(session, built, settings, refresh=refresh)

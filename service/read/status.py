@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.service.browse.queries import error_count, snapshot_labels
-from errkb.service.queries import DbSession, ping
+from errkb.service.queries import DbSession, ping, session_kb_key
 
-__all__ = ["KbStatus", "kb_status", "ping"]
+__all__ = ["KbStatus", "content_key", "kb_status", "ping"]
 
 
 @dataclass(frozen=True)
@@ -25,3 +25,8 @@ class KbStatus:
 def kb_status(session: DbSession) -> KbStatus:
     """How many errors the knowledge base holds, and from which snapshots."""
     return KbStatus(error_count(session), snapshot_labels(session))
+
+
+def content_key(session: DbSession) -> str:
+    """The content key as the session's transaction sees it: stored entry docs are keyed by it."""
+    return session_kb_key(session)

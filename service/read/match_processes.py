@@ -103,7 +103,7 @@ class MatchProcesses:
             # forkserver: each process forks from a clean interpreter that already imported the
             # matcher, instead of re-importing everything (spawn) or copying a threaded server.
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["errkb.service.match.offload"])
+            context.set_forkserver_preload(["errkb.service.read.match_processes"])
             self._started = ProcessPoolExecutor(
                 max_workers=self._processes,
                 mp_context=context,

@@ -15,18 +15,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from errkb.cli.failures import exit_code
-from errkb.cli.ingest_summary import DownloadTotals, summary, summary_json
-from errkb.core.db import engine_from_settings, upgrade
+from errkb.core.db import Engine, engine_from_settings, upgrade
 from errkb.core.errors import BadInput, ErrkbError
 from errkb.core.settings import Settings
 from errkb.ingest import plan, store
 from errkb.ingest.pins import Pins, RepoPin, load_pins
 from errkb.ingest.plan import Planned, Releases
 from errkb.ingest.sources.download import Downloads
+from errkb.service.cli.failures import exit_code
+from errkb.service.cli.ingest_summary import DownloadTotals, summary, summary_json
 
 if TYPE_CHECKING:
     from errkb.ingest.pipeline import SnapshotSummary
@@ -139,14 +138,14 @@ def ingest(
     if as_json:  # the entries' figures go into the JSON, so stdout stays one document
         report = summary_json(summaries, seconds, failures, fetched)
         if settings.materialize_entries:
-            from errkb.cli.materialize import materialize_entries_quietly
+            from errkb.service.cli.materialize import materialize_entries_quietly
 
             report["entry_docs"] = materialize_entries_quietly(settings)
         typer.echo(json.dumps(report, indent=2))
     else:
         Console().print(summary(summaries, seconds, len(failures), fetched))
         if settings.materialize_entries:
-            from errkb.cli.materialize import materialize_with_progress
+            from errkb.service.cli.materialize import materialize_with_progress
 
             materialize_with_progress(settings, err)  # its sentence on stderr, after the summary
     if failures:
