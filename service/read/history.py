@@ -7,7 +7,7 @@ the full list behind it, newest snapshot first.
 from __future__ import annotations
 
 from errkb.core.settings import Settings
-from errkb.service.entries.build import OCCURRENCE_CURSOR, occurrence_page
+from errkb.service.entries.occurrences import OCCURRENCE_CURSOR, occurrence_page
 from errkb.service.entries.schemas import OccurrencePage
 from errkb.service.queries import DbSession
 
