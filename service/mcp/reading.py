@@ -19,16 +19,13 @@ import anyio.to_thread
 from errkb.core.db import engine_from_settings, prepare_schema, session_factory
 from errkb.core.errors import BadInput, NotFound
 from errkb.core.settings import Settings
-from errkb.service.entries.build import build_entry
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import settings_variant, stored_entry_json
-from errkb.service.entries.schemas import Entry
-from errkb.service.match.offload import MatchProcesses
-from errkb.service.match.schemas import MatchOut
-from errkb.service.queries import VersionTracker
-from errkb.service.search.queries import MAX_LIMIT, search_errors
-from errkb.service.search.schemas import SearchResults
-from errkb.service.snapshots.queries import list_snapshots
+from errkb.service.read.browse import snapshot_labels
+from errkb.service.read.entries import Entry, entry_json
+from errkb.service.read.match_processes import MatchProcesses
+from errkb.service.read.matches import MatchOut
+from errkb.service.read.search import MAX_LIMIT, SearchResults, search
+from errkb.service.read.status import VersionTracker
 
 __all__ = ["MAX_LIMIT", "Backing", "EmptyKnowledgeBase", "Reader", "open_backing"]
 
@@ -94,7 +91,7 @@ class Reader:
         key = self.backing.versions.current().key
         if self._labels[0] != key:  # read once per ingest: the hot path asks on the event loop
             with self.backing.sessions() as session:
-                self._labels = (key, [s.label for s in list_snapshots(session)])
+                self._labels = (key, snapshot_labels(session))
         labels = self._labels[1]
         if not labels:
             raise EmptyKnowledgeBase(
@@ -143,12 +140,7 @@ class Reader:
 
         def build() -> bytes:
             with self.backing.sessions() as session:
-                if version is None:  # the default view: its doc, built after the ingest
-                    stored = stored_entry_json(session, error_id, key, settings_variant(settings))
-                    if stored is not None:
-                        return stored
-                entry = build_entry(session, error_id, snapshot=version, settings=settings)
-            return entry.model_dump_json().encode()
+                return entry_json(session, error_id, key=key, snapshot=version, settings=settings)
 
         # The same cache item as the JSON route's: an entry either front end built is shared.
         body = self.backing.entries.get_or_build(key, ("json", error_id, version), build)
@@ -168,8 +160,8 @@ class Reader:
         """The first page of `GET /api/errors?q=&flag=&exception=`, ranked the same way."""
         with self.backing.sessions() as session:
             if exception is None:
-                return search_errors(session, q=query, flag=flag, limit=limit)
+                return search(session, q=query, flag=flag, limit=limit)
             # The search has no class filter yet: take the widest page, keep the class asked for.
-            wide = search_errors(session, q=query, flag=flag, limit=MAX_LIMIT)
+            wide = search(session, q=query, flag=flag, limit=MAX_LIMIT)
         items = [hit for hit in wide.items if hit.exception == exception]
         return wide.model_copy(update={"items": items[:limit], "total": len(items), "limit": limit})

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from errkb.cli.ingest_summary import (
+from errkb.ingest.pipeline import SnapshotSummary
+from errkb.service.cli.ingest_summary import (
     MAX_ROWS,
     DownloadTotals,
     summary,
     summary_json,
     totals_text,
 )
-from errkb.ingest.pipeline import SnapshotSummary
 
 
 def _snapshots(n: int) -> list[SnapshotSummary]:

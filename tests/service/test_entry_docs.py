@@ -30,9 +30,9 @@ def _settings(url: str) -> Settings:
     return Settings(database_url=url)
 
 
-def _gets(url: str, paths: list[str]) -> list[httpx.Response]:
+def _gets(url: str, paths: list[str], settings: Settings | None = None) -> list[httpx.Response]:
     async def run() -> list[httpx.Response]:
-        app = create_app(_settings(url))
+        app = create_app(settings or _settings(url))
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -112,6 +112,22 @@ def test_a_current_doc_is_served_and_a_stale_one_never(db_url: str, tmp_path: Pa
     assert after.json()["title"] != MARKER
     assert page_after.status_code == 200 and "v3" in page_after.text
     assert MARKER not in page_after.text
+
+
+def test_pages_use_the_docs_when_a_public_url_is_set(db_url: str, tmp_path: Path) -> None:
+    """With ERRKB_PUBLIC_URL (or a preferred AI model) set, the docs are built for those
+    settings, and the page reads the same doc as the JSON, not one of a variant never built."""
+    ingest_pages_repo(db_url, tmp_path)
+    public = Settings(
+        database_url=db_url, public_url="https://errors.example.org", llm_model="some-model"
+    )
+    materialize_entries(public, processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)
+    served, page = _gets(db_url, [f"/api/errors/{mamba}", f"/errors/{mamba}"], public)
+    assert served.json()["title"] == MARKER
+    assert page.status_code == 200 and MARKER in page.text  # the page read the doc too
+    assert 'href="https://errors.example.org/errors/' in page.text  # its canonical link
 
 
 def test_a_doc_of_other_settings_or_a_missing_one_is_built_on_demand(

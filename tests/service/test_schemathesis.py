@@ -52,7 +52,7 @@ def server(db_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     assert error_id
     port = _free_port()
     env = {**os.environ, "ERRKB_DATABASE_URL": db_url, "ERRKB_MATCH_REFRESH_SECONDS": "0.5"}
-    cli = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
+    cli = [sys.executable, "-c", "from errkb.service.cli.main import main; main()"]
     proc = subprocess.Popen(
         [*cli, "serve", "--port", str(port)],
         env=env,

@@ -15,18 +15,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from errkb.cli.failures import exit_code
-from errkb.cli.ingest_summary import DownloadTotals, summary, summary_json
-from errkb.core.db import engine_from_settings, upgrade
+from errkb.core.db import Engine, engine_from_settings, upgrade
 from errkb.core.errors import BadInput, ErrkbError
 from errkb.core.settings import Settings
 from errkb.ingest import plan, store
 from errkb.ingest.pins import Pins, RepoPin, load_pins
 from errkb.ingest.plan import Planned, Releases
 from errkb.ingest.sources.download import Downloads
+from errkb.service.cli.failures import exit_code
+from errkb.service.cli.ingest_summary import DownloadTotals, summary, summary_json
 
 if TYPE_CHECKING:
     from errkb.ingest.pipeline import SnapshotSummary
@@ -82,7 +81,7 @@ def ingest(
 ) -> None:
     """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
     # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
-    from errkb.ingest.pipeline import Job, SnapshotSummary, ingest_snapshot
+    from errkb.ingest.pipeline import SnapshotSummary
 
     settings = Settings()
     summaries: list[SnapshotSummary] = []
@@ -109,48 +108,75 @@ def ingest(
         except ErrkbError as exc:
             _error(exc.message)
             raise typer.Exit(exit_code(exc)) from exc
-        job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        ) as bar:
-            progress = RichProgress(bar)
-            for repo_pin, make_source in _guarded(planned, failures):
-                try:
-                    source = make_source()
-                    try:
-                        config = repo_pin.extract_config(settings.max_file_bytes)
-                        summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
-                    finally:
-                        source.close()
-                except ErrkbError as exc:  # one bad source must not cost the others
-                    failures.append(exc.message)
-                    _error(exc.message)
+        _ingest_each(planned, engine, settings, summaries, failures)
         _compact_after(engine, summaries)
     finally:
         downloads.close()
         engine.dispose()
     seconds = time.perf_counter() - started
     fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
+    _report(settings, summaries, seconds, failures, fetched, as_json=as_json)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _ingest_each(
+    planned: Iterable[Planned],
+    engine: Engine,
+    settings: Settings,
+    summaries: list[SnapshotSummary],
+    failures: list[str],
+) -> None:
+    """Ingest every planned source under a progress bar, in order with the releases skipped
+    meanwhile (`summaries` gets both); a failed source is noted in `failures`, not fatal."""
+    from errkb.ingest.pipeline import Job, ingest_snapshot
+
+    job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        progress = RichProgress(bar)
+        for repo_pin, make_source in _guarded(planned, failures):
+            try:
+                source = make_source()
+                try:
+                    config = repo_pin.extract_config(settings.max_file_bytes)
+                    summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
+                finally:
+                    source.close()
+            except ErrkbError as exc:  # one bad source must not cost the others
+                failures.append(exc.message)
+                _error(exc.message)
+
+
+def _report(
+    settings: Settings,
+    summaries: list[SnapshotSummary],
+    seconds: float,
+    failures: list[str],
+    fetched: DownloadTotals,
+    *,
+    as_json: bool,
+) -> None:
+    """The summary (a table, or JSON on stdout), then the entry docs built for fast reads."""
     if as_json:  # the entries' figures go into the JSON, so stdout stays one document
         report = summary_json(summaries, seconds, failures, fetched)
         if settings.materialize_entries:
-            from errkb.cli.materialize import materialize_entries_quietly
+            from errkb.service.cli.materialize import materialize_entries_quietly
 
             report["entry_docs"] = materialize_entries_quietly(settings)
         typer.echo(json.dumps(report, indent=2))
     else:
         Console().print(summary(summaries, seconds, len(failures), fetched))
         if settings.materialize_entries:
-            from errkb.cli.materialize import materialize_with_progress
+            from errkb.service.cli.materialize import materialize_with_progress
 
             materialize_with_progress(settings, err)  # its sentence on stderr, after the summary
-    if failures:
-        raise typer.Exit(1)
 
 
 COMPACT_AFTER = 20  # snapshots written in one ingest before the SQLite file is compacted

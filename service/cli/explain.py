@@ -10,10 +10,10 @@ import json
 
 import typer
 
-from errkb.cli.failures import exit_code
 from errkb.core.db import engine_from_settings, session_factory, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
+from errkb.service.cli.failures import exit_code
 
 
 def explain(
@@ -21,16 +21,14 @@ def explain(
     refresh: bool = typer.Option(False, "--refresh", help="ask the model again"),
 ) -> None:
     """Add AI-written prose to one error's entry (cached; derived fields stay as they are)."""
-    from errkb.service.entries.ai import enrich
-    from errkb.service.entries.build import build_entry
+    from errkb.service.read.entries import ai_explanation
 
     settings = Settings()
     engine = engine_from_settings(settings)
     upgrade(engine)
     try:
         with session_factory(engine)() as session:
-            entry = build_entry(session, error_id.strip().lower(), settings=settings)
-            prose = enrich(session, entry, settings, refresh=refresh)
+            prose = ai_explanation(session, error_id.strip().lower(), settings, refresh=refresh)
     except ErrkbError as exc:
         typer.echo(f"error: {exc.message} (derived fields unchanged)", err=True)
         raise typer.Exit(exit_code(exc)) from exc

@@ -1,7 +1,8 @@
 """What an entry page needs beyond the `Entry` itself: grouping, wording and highlighted code.
 
-Pure functions from `service.schemas.Entry` to small view records, so the same page renders
-from the live service and in the static export without touching the database again.
+Pure functions from an `Entry` (`errkb.service.entries.schemas`) to small view records, so the
+same page renders from the live service and in the static export without touching the database
+again.
 """
 
 from __future__ import annotations

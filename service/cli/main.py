@@ -7,15 +7,15 @@ import sys
 import typer
 from typer.exceptions import TyperException
 
-from errkb.cli import failures
-from errkb.cli.explain import explain
-from errkb.cli.export import export_site
-from errkb.cli.ingest import ingest
-from errkb.cli.match import match
-from errkb.cli.show import show
-from errkb.core.db import engine_from_settings, prepare_schema, upgrade
+from errkb.core.db import display_url, engine_from_settings, prepare_schema, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
+from errkb.service.cli import failures
+from errkb.service.cli.explain import explain
+from errkb.service.cli.export import export_site
+from errkb.service.cli.ingest import ingest
+from errkb.service.cli.match import match
+from errkb.service.cli.show import show
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
 db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
@@ -55,10 +55,7 @@ def main() -> None:
 def _database_url() -> str:
     """The configured database URL without its password, or "" if settings cannot be read."""
     try:
-        from sqlalchemy.engine import make_url
-
-        url = make_url(Settings().resolved_database_url)
-        return url.render_as_string(hide_password=True)
+        return display_url(Settings().resolved_database_url)
     except Exception:  # the settings themselves may be what failed
         return ""
 

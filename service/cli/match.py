@@ -25,9 +25,7 @@ def match(
     limit: int = typer.Option(10, min=1, max=50, help="most matches to show"),
 ) -> None:
     """Show which known errors a pasted log or traceback contains."""
-    from errkb.service.match.matcher import match_text
-    from errkb.service.match.queries import load_index
-    from errkb.service.match.routes import MatchResponse, match_out
+    from errkb.service.read.matches import MatchResponse, match_index, matches_in
 
     raw = sys.stdin.buffer.read() if file == "-" else _read(Path(file))
     text = raw.decode("utf-8", errors="replace")
@@ -35,11 +33,11 @@ def match(
     engine = engine_from_settings(settings)
     upgrade(engine)
     try:
-        index = load_index(engine)
+        index = match_index(engine)
     finally:
         engine.dispose()
-    found = match_text(index, text, limit=limit)
-    response = MatchResponse(matches=[match_out(m, settings.public_url) for m in found])
+    found = matches_in(index, text, limit=limit, public_url=settings.public_url)
+    response = MatchResponse(matches=found)
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
     else:
@@ -57,7 +55,7 @@ def _read(path: Path) -> bytes:
 
 
 def _print_table(response: object, text: str) -> None:
-    from errkb.service.match.routes import MatchResponse
+    from errkb.service.read.matches import MatchResponse
 
     assert isinstance(response, MatchResponse)
     console = Console()

@@ -1,4 +1,5 @@
-"""`errkb export-site OUTDIR`: write the error docs as a static site (see `service.export`)."""
+"""`errkb export-site OUTDIR`: write the error docs as a static site
+(see `errkb.service.pages.export`)."""
 
 from __future__ import annotations
 

@@ -23,9 +23,8 @@ from errkb.core.db import make_engine
 from errkb.core.errors import BadInput, Unavailable
 from errkb.core.lifeline import exit_with
 from errkb.core.priority import lower_priority
-from errkb.service.match.matcher import match_text
 from errkb.service.match.matcher.live import LiveIndex
-from errkb.service.match.schemas import MatchOut, match_out, text_of
+from errkb.service.read.matches import MatchOut, live_index, matches_in, text_of
 
 _live: LiveIndex | None = None  # in the match process only
 
@@ -34,7 +33,7 @@ def _start(database_url: str, refresh_seconds: float, nice: int, parent: int) ->
     global _live
     exit_with(parent)
     lower_priority(nice)
-    _live = LiveIndex(make_engine(database_url), refresh_seconds=refresh_seconds)
+    _live = live_index(make_engine(database_url), refresh_seconds=refresh_seconds)
 
 
 def _ready() -> None:
@@ -49,7 +48,7 @@ def _match(
         text = text_of(body, content_type)
     except BadInput as exc:  # returned, not raised: its `loc` would not survive pickling
         return exc
-    return [match_out(m, public_url) for m in match_text(_live.current(), text, limit=limit)]
+    return matches_in(_live.current(), text, limit=limit, public_url=public_url)
 
 
 def _wait(timeout: float) -> None:
@@ -104,7 +103,7 @@ class MatchProcesses:
             # forkserver: each process forks from a clean interpreter that already imported the
             # matcher, instead of re-importing everything (spawn) or copying a threaded server.
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["errkb.service.match.offload"])
+            context.set_forkserver_preload(["errkb.service.read.match_processes"])
             self._started = ProcessPoolExecutor(
                 max_workers=self._processes,
                 mp_context=context,
