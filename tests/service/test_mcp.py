@@ -5,6 +5,7 @@ resource and prompt on a small ingested project, and a clear tool error for each
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ import anyio
 import pytest
 from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 
@@ -164,6 +166,23 @@ def test_an_empty_knowledge_base_says_so(db_url: str, tmp_path: Path) -> None:
             assert "errkb ingest" in _text(result)
 
     _run(db_url, tmp_path, check)
+
+
+@pytest.mark.slow
+def test_errkb_mcp_over_stdio_on_an_empty_database(tmp_path: Path) -> None:
+    """A real `errkb mcp` migrates a new database, keeps stdout for the protocol, and says that
+    there is nothing to answer from yet."""
+    errkb = str(Path(sys.executable).parent / "errkb")
+    env = {"ERRKB_DATABASE_URL": f"sqlite:///{tmp_path / 'kb.sqlite3'}"}
+    params = StdioServerParameters(command=errkb, args=["mcp"], env=env, cwd=tmp_path)
+
+    async def main() -> None:
+        async with Client(params) as client:
+            assert len((await client.list_tools()).tools) == 3
+            result = await client.call_tool("search_errors", {"query": "anything"})
+            assert result.is_error and "The knowledge base is empty" in _text(result)
+
+    anyio.run(main)
 
 
 def test_answers_are_json_serializable_and_small(db_url: str, tmp_path: Path) -> None:
