@@ -1,4 +1,4 @@
-"""The `errkb` command line: ingest, serve, match, show, export-site and db upgrade."""
+"""The `errkb` command line: ingest, serve, mcp, match, show, export-site and db upgrade."""
 
 from __future__ import annotations
 
@@ -101,6 +101,14 @@ def serve(
 
 
 SERVICE_FACTORY = "errkb.service.app:create_app"
+
+
+@app.command()
+def mcp() -> None:
+    """Serve the MCP tools over stdio, for a desktop agent that starts errkb itself."""
+    from errkb.service.mcp.stdio import run_stdio
+
+    run_stdio(Settings())
 
 
 def _schema_ready(settings: Settings) -> None:

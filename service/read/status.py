@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.service.browse.queries import error_count, snapshot_labels
-from errkb.service.queries import DbSession, ping, session_kb_key
+from errkb.service.queries import DbSession, VersionTracker, ping, session_kb_key
 
-__all__ = ["KbStatus", "content_key", "kb_status", "ping"]
+# VersionTracker: the content key every cached answer is keyed by, for a process that keeps
+# answers (a server, `errkb mcp`).
+__all__ = ["KbStatus", "VersionTracker", "content_key", "kb_status", "ping"]
 
 
 @dataclass(frozen=True)
