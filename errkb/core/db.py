@@ -17,7 +17,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from errkb.core.errors import SchemaBehind
@@ -44,6 +44,11 @@ def make_engine(url: str) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     return create_engine(url, pool_pre_ping=True)
+
+
+def display_url(url: str) -> str:
+    """The database URL as a person may see it: without its password."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Response
 
 from errkb.service.deps import SessionDep
 from errkb.service.http_cache import Fresh
-from errkb.service.search.queries import CURSOR_PATTERN, MAX_LIMIT, search_errors
-from errkb.service.search.schemas import SearchResults
+from errkb.service.read.search import CURSOR_PATTERN, MAX_LIMIT, SearchResults
+from errkb.service.read.search import search as search_errors
 
 router = APIRouter()
 
