@@ -149,6 +149,10 @@ def _computed(node: ast.expr, chain: list[str]) -> bool:
 def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
     """The class a name chain points to by its own words (parallelism, versions, weights...)."""
     code = ast.unparse(node)
+    if chain[-1] in ("get", "pop") and isinstance(node, ast.Call) and node.args:
+        key = node.args[0]  # kwargs.pop("tie_word_embeddings"): the key is the name
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            chain = [*chain[:-1], key.value]
     shown = code if len(code) <= 60 else ".".join(chain)
     last = chain[-1]
     if any(_PARALLEL.search(p) for p in chain[-2:]):
@@ -165,7 +169,8 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
         chain[0] in _WEIGHTS or last in _WEIGHTS or chain[0] == "name"
     ):
         return Clue("model_config", f"`{shown}` comes from the checkpoint's weights", code)
-    if last in _CONFIG_FIELDS and len(chain) >= 2:
+    owner = next((p for p in reversed(qualname.split(".")[:-1]) if p[:1].isupper()), "")
+    if last in _CONFIG_FIELDS and (len(chain) >= 2 or owner.endswith("Config")):
         return Clue("model_config", f"`{shown}` is named after a field of config.json", code)
     if len(chain) >= 2 and chain[-2] in _REQUEST_HOLDERS:
         return Clue("request_field", f"`{shown}` is a field of the request being served", code)

@@ -249,3 +249,15 @@ def test_the_vocabulary_comes_from_the_pins(tmp_path: Path) -> None:
     bad.write_text('[[repos]]\nname = "a"\nrequest_classes = ["a:b:c"]\n')
     with pytest.raises(ConfigError, match=r"repos\.0\.request_classes"):
         load_pins(bad)
+
+
+def test_a_config_class_field_read_from_its_arguments_is_the_models_config() -> None:
+    s = site(
+        [Condition("if", "tie", True, 1, (("tie", "kwargs.pop('tie_word_embeddings', False)"),))],
+        "tie_word_embeddings is not supported for these models.",
+        "python/sglang/srt/configs/dbrx.py",
+        "DbrxConfig.__init__",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "model_config"
+    assert "tie_word_embeddings" in ex.who_hits_it.text
