@@ -177,7 +177,7 @@ def test_reference_entry_shows_every_section(
     assert message == f"ValueError: {REF_MESSAGE}"
     meaning = page.locator("#meaning").inner_text()
     assert "initializing pools in the KV cache configurator" in meaning  # prose, not code
-    assert "Who hits it: Your input" in meaning
+    assert "Who hits it: A flag you set" in meaning
 
     source = page.locator("#source .snap-group.selected")
     assert source.get_attribute("data-snapshot") == "0.5.18"

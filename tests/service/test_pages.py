@@ -78,7 +78,8 @@ def test_entry_page_shows_every_section(site: Site) -> None:
     assert "Use one memory pool for every cache." in text  # the flag's help text
     assert "--disaggregation-mode" in text
     assert "The raise needs all of these:" in text and "--enable-unified-memory is on" in text
-    assert "Who hits it: Your input: it depends on --enable-unified-memory" in text
+    assert "Who hits it: A flag you set: --enable-unified-memory is tested by the guard" in text
+    assert "How we know" in text  # the evidence, the chain of names, under the sentence
     assert f"/api/errors/{swa}" in facts.links  # the JSON link
     assert "Derived from the code and version history of acme/srv@v1" in text
     assert "not raised" in text  # v2 no longer raises it
