@@ -125,6 +125,7 @@ def relative_snippet(site: Site) -> dict[str, Any]:
         "lines": s.lines,
         "raise_start": s.raise_start - site.line,
         "raise_end": s.raise_end - site.line,
+        "notes": site.notes,  # stored with the snippet: no column of its own (see SiteNotes)
     }
 
 

@@ -111,6 +111,20 @@ class Snippet:
 
 
 @dataclass(frozen=True)
+class SiteNotes:
+    """What the source says about a raise beside its code: the comments directly above (or
+    beside) the raise and its guards, the enclosing function's docstring, and the literal values
+    of the module constants its message and guards name (so `{MODES}` can be shown as the list).
+
+    Comment anchors are line offsets from the raise line, so a moved site keeps its notes.
+    """
+
+    comments: tuple[tuple[int, str], ...] = ()  # (anchor line - raise line, comment text)
+    docstring: str = ""
+    constants: tuple[tuple[str, str], ...] = ()  # (name, source of its literal value)
+
+
+@dataclass(frozen=True)
 class Site:
     """One `raise <Exception>(...)` site in one file."""
 
@@ -123,6 +137,7 @@ class Site:
     conditions: tuple[Condition, ...]
     snippet: Snippet
     raise_source: str  # source of the message argument, "" for a bare raise
+    notes: SiteNotes = field(default_factory=SiteNotes)
 
 
 @dataclass(frozen=True)

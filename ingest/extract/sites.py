@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from errkb.core.records import Segment, Site, Template
 from errkb.ingest.extract.conditions import BlockEntry, GuardChains, PathStep, position
+from errkb.ingest.extract.reasons import site_notes
 from errkb.ingest.extract.scope import Scope
 from errkb.ingest.extract.snippet import snippet_for
 from errkb.ingest.extract.source import SourceLines
@@ -176,6 +177,7 @@ class SiteFinder:
                 conditions=conditions,
                 snippet=snippet_for(self.lines, start, end, outermost),
                 raise_source=self.lines.segment(args[0], args[-1]) if args else "",
+                notes=site_notes(self.lines, here.scope, start, conditions, template),
             )
         )
 
