@@ -25,6 +25,7 @@ from errkb.knowledge.facts import (
 from errkb.knowledge.fixes import example_fix, solutions
 from errkb.knowledge.inputs import Input
 from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.notes import with_constants
 from errkb.knowledge.reading import read_site
 
 
@@ -65,6 +66,7 @@ def explain_error(
     web_url: str | None = None,
 ) -> Explanation:
     """Explain one error from one of its sites, its involved flags and its timeline."""
+    site = with_constants(site)  # every quote of the message shows a constant's value
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who = who_hits_it(r)
     return Explanation(

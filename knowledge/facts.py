@@ -18,6 +18,8 @@ Provenance = Literal[
     "derived:flags",
     "derived:history",
     "derived:glossary",
+    "derived:comments",  # the comment lines above or beside the raise and its guards
+    "derived:docstring",  # the enclosing function's docstring
     "ai",
 ]
 FixKind = Literal[

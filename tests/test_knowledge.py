@@ -249,7 +249,8 @@ def test_commands_per_flag_type() -> None:
 
 def test_activity_from_names() -> None:
     assert activity("KVCacheConfigurator._init_pools") == "initializing pools"
-    assert activity("ServerArgs.__post_init__") == "checking the fields of a new `ServerArgs`"
+    assert activity("ServerArgs.__post_init__") == "checking the fields of a new ServerArgs"
+    assert activity("__post_init__") == "checking the fields of a new object"  # not "a new the"
     assert activity("load_weights") == "loading weights"
     assert activity("ModelRunner.weird_name") is None
     assert activity("<module>") == "importing the module"

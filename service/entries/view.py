@@ -28,6 +28,8 @@ PROVENANCE_WORDS: dict[str, str] = {
     "derived:flags": "the flag definitions",
     "derived:history": "the version history",
     "derived:glossary": "the project's glossary",
+    "derived:comments": "the comments beside the code",
+    "derived:docstring": "the function's docstring",
     "ai": "AI-assisted",
 }
 

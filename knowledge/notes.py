@@ -1,0 +1,118 @@
+"""The source's own words about a raise (its `SiteNotes`) made ready for an entry.
+
+Three uses: a module constant the message prints (`{SUPPORTED_MODES}`) is shown as the value the
+user sees in the log; a comment or docstring that says why the check exists becomes the entry's
+"why" sentence; and a comment that explains a test in parentheses ("Gated to the target worker
+(req_to_token_pool is None)") gives that test its words, where a paraphrase of the names would
+only guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from errkb.core.records import Segment, Site, Template
+from errkb.knowledge.facts import Provenance
+
+MAX_REASON = 220  # characters of a quoted comment or docstring
+_NOISE = re.compile(
+    r"^(?:todo|fixme|xxx|hack|noqa|type:|pragma|fmt:|pylint|isort|mypy|ruff|nosec)\b", re.I
+)
+_PAREN = re.compile(r"\(([^()]{3,120})\)")
+_GATE = re.compile(
+    r"^(?:gated|limited|restricted|applies|applied|only|used|reached|taken)\s+(?:to|for|on|when)?\s*",
+    re.I,
+)
+
+
+def constant_values(site: Site) -> dict[str, str]:
+    """The module constants the site's notes hold, name -> source of the value."""
+    return dict(site.notes.constants)
+
+
+def with_constants(site: Site) -> Site:
+    """The site with the constants its message prints shown as their values (`{MODES}` ->
+    `('a', 'b')`, as Python prints them), so every quote of the message reads as the log does."""
+    values = constant_values(site)
+    if not values:
+        return site
+    segments: list[Segment] = []
+    for seg in site.template.segments:
+        value = values.get(seg.text) if seg.kind == "placeholder" else None
+        if value is None or seg.format_spec:
+            segments.append(seg)
+            continue
+        shown = _printed(value, seg.conversion)
+        if segments and segments[-1].kind == "text":
+            segments[-1] = Segment("text", segments[-1].text + shown)
+        else:
+            segments.append(Segment("text", shown))
+    return replace(site, template=Template(tuple(segments), site.template.form))
+
+
+def _printed(source: str, conversion: str | None) -> str:
+    """How `{value}` prints a literal: strings bare (or quoted with `!r`), containers as repr."""
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return source
+    if isinstance(value, str) and conversion != "r":
+        return value
+    return repr(value)
+
+
+def _prose(text: str) -> bool:
+    """A comment that reads as a sentence about the code, not a marker or a line of code."""
+    words = text.split()
+    if len(words) < 4 or _NOISE.match(text):
+        return False
+    letters = sum(c.isalpha() or c == " " for c in text)
+    return letters / len(text) > 0.75
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > MAX_REASON:
+        cut = text.rfind(" ", 0, MAX_REASON)
+        text = text[: cut if cut > 0 else MAX_REASON].rstrip(",;:") + " …"
+    return text if text[-1:] in ".!?…" else text + "."
+
+
+def reasons(site: Site) -> list[tuple[str, Provenance]]:
+    """Why the check is there, in the source's words: the comment nearest the raise first, then
+    the enclosing function's docstring."""
+    out: list[tuple[str, Provenance]] = []
+    for _, text in sorted(site.notes.comments, key=lambda c: -c[0]):
+        if _prose(text):
+            out.append((_sentence(text), "derived:comments"))
+            break
+    doc = site.notes.docstring
+    if doc and _prose(doc):
+        out.append((_sentence(doc), "derived:docstring"))
+    return out
+
+
+def _normal(code: str) -> str | None:
+    try:
+        return ast.unparse(ast.parse(code.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def glosses(site: Site) -> dict[str, str]:
+    """Tests a comment explains in parentheses, normalized code -> the comment's words for it
+    ("Gated to the target worker (req_to_token_pool is None)" -> "this is the target worker")."""
+    out: dict[str, str] = {}
+    for _, text in site.notes.comments:
+        for m in _PAREN.finditer(text):
+            code = _normal(m.group(1))
+            if code is None or code.isidentifier():
+                continue  # a bare name in parentheses is an aside, not a test
+            before = re.split(r"[.;:!?]\s", text[: m.start()])[-1].strip(" ,")
+            words = _GATE.sub("", before).strip()
+            if len(words.split()) < 2 or "(" in words:
+                continue
+            out.setdefault(code, f"this is {words}" if words.startswith("the ") else words)
+    return out
