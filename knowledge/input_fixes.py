@@ -58,7 +58,7 @@ def request_fixes(r: Reading) -> list[Fix]:
             text = f"Change {where}: the error is raised when {need[0]}"
             text += f"; send a value for which {need[1]}"
         else:
-            text = f"Change {where}: the message is about it; send a value this code accepts"
+            text = f"Change {where}: the message is about it; send a value that it allows"
         if values is not None:
             text += f", for example {found.name}: {json.dumps(values[1])}"
         prov: tuple[Provenance, ...] = _PROV if need is not None else ("derived:message",)
@@ -122,7 +122,7 @@ def model_fixes(r: Reading) -> list[Fix]:
     out = []
     if model:
         names = ", ".join(dict.fromkeys(i.name for i in model if i.name)) or "its configuration"
-        text = "Use a model this code supports, or check the model's config.json (" + names + ")"
+        text = "Check the model's config.json (" + names + ")"
         if about:
             text += ": the error is raised when " + "; ".join(about)
         out.append(Fix("model", text + ".", _PROV, input=model[0].name or model[0].owner))

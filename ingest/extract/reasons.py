@@ -120,7 +120,10 @@ def site_notes(
 ) -> SiteNotes:
     """The comments, docstring and constants that explain the raise at `line`."""
     comments: list[tuple[int, str]] = []
-    for anchor in sorted({line, *(c.line for c in conditions if 0 < c.line <= line)}):
+    # Only the tests that hold on the way to the raise: a comment above an earlier, skipped
+    # branch of an if/elif chain is about that branch.
+    held = (c.line for c in conditions if c.holds and 0 < c.line <= line)
+    for anchor in sorted({line, *held}):
         text = comment_above(lines, anchor)
         if text and all(text != t for _, t in comments):
             comments.append((anchor - line, text))
