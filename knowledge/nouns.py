@@ -43,6 +43,7 @@ _METHODS = {
     "upper": "",
     "strip": "",
 }
+_EMPTY = frozenset({"set", "list", "dict", "tuple", "defaultdict", "OrderedDict", "Counter"})
 MAX_LISTED = 12  # values of a stated list shown before "…"
 
 
@@ -76,6 +77,8 @@ class Nouns:
         inner = syntax.parse(self.resolved[name])
         if isinstance(inner, ast.List | ast.Dict | ast.Set | ast.Tuple | ast.ListComp):
             return None
+        if isinstance(inner, ast.Call) and not inner.args and syntax.call_name(inner) in _EMPTY:
+            return None  # `seen = set()`: an empty collection filled later
         return inner
 
     def flag_of(self, node: ast.expr) -> Involvement | None:

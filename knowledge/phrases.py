@@ -204,6 +204,11 @@ class Speaker(Nouns):
             if "`" in subj:
                 return None
             return f"{subj} is {not_}{phrase(pred[1], self.glossary)}"
+        if pred is not None and pred[0] in _VERB and not node.args:  # `self.has_x()`
+            subj = self.noun(func.value) if isinstance(func, ast.Attribute) else "it"
+            subj = "it" if "`" in subj or subj in ("self", "cls", "this object") else subj
+            verb = _VERB[pred[0]] if holds else _neg_verb(pred[0])
+            return f"{subj} {verb} {phrase(pred[1], self.glossary)}"
         return None
 
     def _compare(self, node: ast.Compare) -> str:

@@ -73,7 +73,7 @@ BROKEN = (
     re.compile(r"\b(?:a|an|the) (?:new )?(?:a|an|the)\b"),
     re.compile(r"\b((?:the )?[a-z][a-z ]{0,40}?) and \1 (?:differ|have)\b"),
     re.compile(r"\b(?:is not|is) is\b|\bthe the\b|\bof of\b"),
-    re.compile(r"\bthe self\b|\bof self\b"),
+    re.compile(r"\b(?:the|of) self\b(?! attention)"),  # "self attention" is a word
 )
 # A generic sentence standing in for the list the code states.
 GENERIC = re.compile(

@@ -50,6 +50,5 @@ def test_sampled_entry_has_none_of_the_counted_defects(session: Session, index: 
     found = defects(ex)
     assert set(found) <= set(DEFECTS)
     assert not found, (
-        f"seed {SEED}, entry {index} ({error_id}): {found}\n"
-        f"what it means: {ex.what_it_means.text}"
+        f"seed {SEED}, entry {index} ({error_id}): {found}\nwhat it means: {ex.what_it_means.text}"
     )
