@@ -197,4 +197,5 @@ class RelatedError:
 
     id: str
     title: str
-    reason: str
+    reason: str  # the kind, for ranking: "same function", "shares --x", ...
+    detail: str = ""  # the reason in words a reader can use (see `related.reason_words`)

@@ -20,6 +20,28 @@ MAX_REASON = 220  # characters of a quoted comment or docstring
 _NOISE = re.compile(
     r"^(?:todo|fixme|xxx|hack|noqa|type:|pragma|fmt:|pylint|isort|mypy|ruff|nosec)\b", re.I
 )
+# Words of a comment that gives a reason or a consequence, not only a description.
+_WHY_WORDS = (
+    "because",
+    "since",
+    "so",
+    "otherwise",
+    "would",
+    "cannot",
+    "can't",
+    "must",
+    "only",
+    "not",
+    "no",
+    "avoid",
+    "prevent",
+    "unsupported",
+    "limitation",
+    "yet",
+    "fail",
+    "loud",
+    "silently",
+)
 _PAREN = re.compile(r"\(([^()]{3,120})\)")
 _GATE = re.compile(
     r"^(?:gated|limited|restricted|applies|applied|only|used|reached|taken)\s+(?:to|for|on|when)?\s*",
@@ -80,14 +102,19 @@ def _sentence(text: str) -> str:
     return text if text[-1:] in ".!?…" else text + "."
 
 
+def _says_why(text: str) -> bool:
+    low = f" {text.lower()} "
+    return any(f" {w} " in low for w in _WHY_WORDS)
+
+
 def reasons(site: Site) -> list[tuple[str, Provenance]]:
-    """Why the check is there, in the source's words: the comment nearest the raise first, then
-    the enclosing function's docstring."""
+    """Why the check is there, in the source's words: the nearest comment that gives a reason
+    (else the nearest comment), then the enclosing function's docstring."""
     out: list[tuple[str, Provenance]] = []
-    for _, text in sorted(site.notes.comments, key=lambda c: -c[0]):
-        if _prose(text):
-            out.append((_sentence(text), "derived:comments"))
-            break
+    comments = [t for _, t in sorted(site.notes.comments, key=lambda c: -c[0]) if _prose(t)]
+    best = next((t for t in comments if _says_why(t)), comments[0] if comments else None)
+    if best is not None:
+        out.append((_sentence(best), "derived:comments"))
     doc = site.notes.docstring
     if doc and _prose(doc):
         out.append((_sentence(doc), "derived:docstring"))

@@ -1,4 +1,4 @@
-"""What the source says about a raise beside its code (SiteNotes): comments, docstring, constants."""
+"""What the source says about a raise besides its code (SiteNotes): comments, docstring, values."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from errkb.knowledge.commands import escape, trigger_args
 from errkb.knowledge.environment import named_in_message
 from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
 from errkb.knowledge.message import advice, category, rules, sentences
-from errkb.knowledge.related import rank_related, similarity
+from errkb.knowledge.related import rank_related, reason_words, similarity
 from errkb.knowledge.timeline import timeline
 from errkb.knowledge.wording import activity, cli_value
 
@@ -317,3 +317,15 @@ def test_caught_exception_clause() -> None:
     )
     ex = explain_error(site, [], None, project="srv")
     assert "when a TypeError or KeyError was caught" in ex.what_it_means.text
+
+
+def test_related_reasons_in_words() -> None:
+    assert reason_words("same function", before=True, activity="initializing pools") == (
+        "raised just before this one in the same function, while initializing pools"
+    )
+    assert reason_words("same function", before=False) == (
+        "raised just after this one in the same function"
+    )
+    assert reason_words("shares --tp-size") == "the same flag (--tp-size) also leads to it"
+    assert reason_words("shares --a, --b") == "the same flags (--a, --b) also lead to it"
+    assert reason_words("similar message") == "its message is worded much like this one"

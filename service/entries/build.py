@@ -183,7 +183,9 @@ def build_entry(
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
         related=[
-            RelatedOut(id=r.id, title=r.title, reason=r.reason, url=f"{base}/errors/{r.id}")
+            RelatedOut(
+                id=r.id, title=r.title, reason=r.reason, why=r.detail, url=f"{base}/errors/{r.id}"
+            )
             for r in related
         ],
         provenance=[

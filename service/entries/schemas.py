@@ -258,6 +258,7 @@ class RelatedOut(BaseModel):
     id: str
     title: str
     reason: str  # "same function", "shares --tp-size", "same file", "same class", "similar message"
+    why: str = ""  # the reason in words: "raised just before this one in the same function, …"
     url: str
 
 
