@@ -67,8 +67,11 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     cls = class_name(site.qualname)
     owner = class_noun(site.qualname, glossary) or cls
     named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
+    the_owner = "the " + owner if owner and owner != cls else owner
+    if act and owner and not named and " " not in act:  # `validate`: "validating the X"
+        return f"Raised while {act} {the_owner}"
     if act and owner and not named:
-        return f"Raised while {act} in {'the ' + owner if owner != cls else owner}"
+        return f"Raised while {act} in {the_owner}"
     if act:
         return f"Raised while {act}"
     func = site.qualname.rsplit(".", 1)[-1]

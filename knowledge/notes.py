@@ -42,6 +42,8 @@ _WHY_WORDS = (
     "loud",
     "silently",
 )
+_SECTIONS = re.compile(r"\b(?:Args|Arguments|Parameters|Returns|Raises|Example|Note)s?:")
+_END = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!etc)(?<!vs)[.!?](?=\s|$)")
 _PAREN = re.compile(r"\(([^()]{3,120})\)")
 _GATE = re.compile(
     r"^(?:gated|limited|restricted|applies|applied|only|used|reached|taken)\s+(?:to|for|on|when)?\s*",
@@ -94,8 +96,12 @@ def _prose(text: str) -> bool:
     return letters / len(text) > 0.75
 
 
-def _sentence(text: str) -> str:
-    text = " ".join(text.split())
+def _sentence(text: str, sentences: int = 2) -> str:
+    """The first sentences of a comment or docstring, without its parameter sections."""
+    text = " ".join(_SECTIONS.split(text, 1)[0].split())
+    ends = [m.end() for m in _END.finditer(text)]
+    if len(ends) >= sentences:
+        text = text[: ends[sentences - 1]].strip()
     if len(text) > MAX_REASON:
         cut = text.rfind(" ", 0, MAX_REASON)
         text = text[: cut if cut > 0 else MAX_REASON].rstrip(",;:") + " …"
@@ -117,7 +123,7 @@ def reasons(site: Site) -> list[tuple[str, Provenance]]:
         out.append((_sentence(best), "derived:comments"))
     doc = site.notes.docstring
     if doc and _prose(doc):
-        out.append((_sentence(doc), "derived:docstring"))
+        out.append((_sentence(doc, 1), "derived:docstring"))
     return out
 
 

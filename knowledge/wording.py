@@ -115,6 +115,9 @@ def activity(qualname: str) -> str | None:
     if func[:1].isupper():
         return f"in the body of class {func}"
     words = [w for w in func.strip("_").split("_") if w]
+    if len(words) > 1 and words[0].lower() == "maybe":  # `maybe_download_x`: "downloading x"
+        then = activity(".".join([*parts[:-1], "_".join(words[1:])]))
+        return f"possibly {then}" if then else None
     if not words or words[0].lower() not in _VERBS:
         return None
     if words[0].lower() == "forward" and len(words) == 1:
