@@ -13,28 +13,17 @@ import ast
 from collections.abc import Mapping
 
 from errkb.knowledge import syntax
+from errkb.knowledge.calls import VERB, CallClauses, neg_verb, participle
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import InputFinder
-from errkb.knowledge.nouns import Nouns
 from errkb.knowledge.syntax import code, negate
 from errkb.knowledge.wording import cli_value
 from errkb.knowledge.words import parts, phrase, predicate
 
 __all__ = ["Speaker", "code", "negate", "words_of"]
 
-_VERB = {
-    "is": "is",
-    "has": "has",
-    "use": "uses",
-    "uses": "uses",
-    "should": "should",
-    "requires": "requires",
-    "supports": "supports",
-    "needs": "needs",
-}
 
-
-class Speaker(Nouns):
+class Speaker(CallClauses):
     """Says one site's guard conditions as clauses."""
 
     def __init__(
@@ -100,7 +89,7 @@ class Speaker(Nouns):
                 # clause it stands for, and "DeepSeek-V4 is not is" would be nonsense.
                 if pred is not None and not node.id.lstrip("_").startswith(pred[0] + "_"):
                     what = phrase(pred[1], self.glossary)
-                    return f"{what} is {'' if holds else 'not '}{_participle(pred[0])} ({said})"
+                    return f"{what} is {'' if holds else 'not '}{participle(pred[0])} ({said})"
                 if pred is not None:
                     return said
                 if "`" not in said:
@@ -127,89 +116,14 @@ class Speaker(Nouns):
         if name and pred is not None:
             verb, rest = pred
             what = phrase(rest, self.glossary)
-            if verb in _VERB:
+            if verb in VERB:
                 subj = self._subject(node)
-                return f"{subj} {_VERB[verb] if holds else _neg_verb(verb)} {what}".strip()
-            return f"{what} is {not_}{_participle(verb)}"
+                return f"{subj} {VERB[verb] if holds else neg_verb(verb)} {what}".strip()
+            return f"{what} is {not_}{participle(verb)}"
         noun = self.noun(node)
         if "`" in noun:
             return f"{noun} is {'true' if holds else 'false or empty'}"
         return f"{noun} is {'set' if holds else 'unset or empty'}"
-
-    def _subject(self, node: ast.expr) -> str:
-        if self.subject:
-            return self.subject
-        if isinstance(node, ast.Attribute):
-            chain = syntax.names(node) or []
-            kept = [c for c in chain[:-1] if c not in ("self", "cls")]
-            if kept:
-                return "the " + self.owner_words(kept[-1])
-        return "it"
-
-    def _call(self, node: ast.Call, holds: bool) -> str | None:
-        func = node.func
-        fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        not_ = "" if holds else "not "
-        if fname == "isinstance" and len(node.args) == 2:
-            kinds = node.args[1]
-            names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-            types = [self.type_words(t) for t in names]
-            subject = self.noun(node.args[0])
-            if holds:
-                return f"{subject} is " + " or ".join(types)
-            if len(types) > 1:
-                return f"{subject} is neither " + " nor ".join(types)
-            return f"{subject} is not {types[0]}"
-        if fname == "hasattr" and len(node.args) == 2:
-            attr = node.args[1]
-            what = attr.value if isinstance(attr, ast.Constant) else ast.unparse(attr)
-            has = "has" if holds else "has no"
-            return f"{self.noun(node.args[0])} {has} {phrase(str(what), self.glossary)}"
-        if fname in ("exists", "isfile", "isdir") and node.args:
-            what = self.noun(node.args[0])
-            pos = {"exists": "exists", "isfile": "is a file", "isdir": "is a folder"}[fname]
-            neg = {
-                "exists": "does not exist",
-                "isfile": "is not a file",
-                "isdir": "is not a folder",
-            }
-            return f"{what} {pos if holds else neg[fname]}"
-        if fname in ("startswith", "endswith") and isinstance(func, ast.Attribute) and node.args:
-            verb = "starts" if fname == "startswith" else "ends"
-            return (
-                f"{self.noun(func.value)} {'' if holds else 'does not '}"
-                f"{verb if holds else verb[:-1]} with {self.noun(node.args[0])}"
-            )
-        if fname in ("isfinite", "isnan", "isinf") and node.args:
-            kind = {"isfinite": "a finite number", "isnan": "NaN", "isinf": "infinite"}[fname]
-            return f"{self.noun(node.args[0])} is {not_}{kind}"
-        if fname in ("any", "all") and node.args:
-            return None
-        found = self.finder.of(node)
-        if found is not None and found.kind == "hardware":
-            self.used.append(found)
-            return f"it is {not_}running on {phrase(fname.removeprefix('is_'), self.glossary)}"
-        if fname == "isdigit" and isinstance(func, ast.Attribute) and not node.args:
-            return f"{self.noun(func.value)} is {not_}a whole number"
-        pred = predicate(fname)
-        if pred is not None and pred[0] == "is":
-            if node.args:
-                self.noun(node.args[0])  # records a model-config input as the subject
-            if node.args:
-                subj = self.subject or self.noun(node.args[0])
-            elif isinstance(func, ast.Attribute):  # `w.is_contiguous()`
-                subj = self.noun(func.value)
-            else:
-                subj = self.subject or "it"
-            if "`" in subj:
-                return None
-            return f"{subj} is {not_}{phrase(pred[1], self.glossary)}"
-        if pred is not None and pred[0] in _VERB and not node.args:  # `self.has_x()`
-            subj = self.noun(func.value) if isinstance(func, ast.Attribute) else "it"
-            subj = "it" if "`" in subj or subj in ("self", "cls", "this object") else subj
-            verb = _VERB[pred[0]] if holds else _neg_verb(pred[0])
-            return f"{subj} {verb} {phrase(pred[1], self.glossary)}"
-        return None
 
     def _compare(self, node: ast.Compare) -> str:
         if syntax.is_range(node):
@@ -223,18 +137,7 @@ class Speaker(Nouns):
         op, right = node.ops[0], node.comparators[0]
         left = syntax.getattr_as_attribute(node.left)
         if isinstance(op, ast.Is | ast.IsNot) and syntax.is_none(right):
-            subject = self.noun(left)
-            if isinstance(op, ast.Is) and subject.startswith("the model's "):
-                return "the model has no " + subject.removeprefix("the model's ")
-            if isinstance(op, ast.Is) and self.subject and isinstance(left, ast.Attribute):
-                return f"{self.subject} has no {_bare(subject)}"
-            if isinstance(op, ast.Is):
-                return (
-                    f"{subject} is not set"
-                    if subject.startswith("--")
-                    else f"there is no {_bare(subject)}"
-                )
-            return f"{subject} is set"
+            return self._none(left, isinstance(op, ast.Is))
         if (
             isinstance(op, ast.NotEq | ast.Eq)
             and syntax.is_none_test(left)
@@ -278,6 +181,19 @@ class Speaker(Nouns):
         if subject == value:  # `a.x != b.x` said as "the x differs from the x" is no help
             return code(ast.unparse(node))
         return f"{subject} {words} {value}"
+
+    def _none(self, left: ast.expr, missing: bool) -> str:
+        """`x is None` / `x is not None`: something missing or given."""
+        subject = self.noun(left)
+        if not missing:
+            return f"{subject} is set"
+        if subject.startswith("the model's "):
+            return "the model has no " + subject.removeprefix("the model's ")
+        if self.subject and isinstance(left, ast.Attribute):
+            return f"{self.subject} has no {_bare(subject)}"
+        if subject.startswith("--"):
+            return f"{subject} is not set"
+        return f"there is no {_bare(subject)}"
 
     def _lengths(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> str | None:
         """`len(a) != len(b)`, and `len(x) != len(set(x))`: x holds duplicates."""
@@ -340,22 +256,6 @@ class Speaker(Nouns):
         text = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
         self.subject = None
         return text, "`" not in text
-
-
-def _participle(word: str) -> str:
-    return {"enable": "enabled", "use": "used", "do": "done", "can": "possible"}.get(word, word)
-
-
-def _neg_verb(verb: str) -> str:
-    return {
-        "is": "is not",
-        "has": "has no",
-        "use": "does not use",
-        "uses": "does not use",
-        "requires": "does not require",
-        "supports": "does not support",
-        "needs": "does not need",
-    }.get(verb, "should not")
 
 
 def _bare(noun: str) -> str:
