@@ -184,6 +184,9 @@ class Nouns:
             if fname in ("get", "pop") and isinstance(node.func, ast.Attribute) and node.args:
                 return self._entry(node.func.value, node.args[0])
             return None
+        if isinstance(node.func, ast.Attribute) and fname == "get":  # `field.get()`
+            owner = self.noun(node.func.value)
+            return f"the value of {owner}" if "`" not in owner else None
         if isinstance(node.func, ast.Attribute) and fname in _METHODS:
             words = _METHODS[fname]
             owner = self.noun(node.func.value)

@@ -182,6 +182,14 @@ class Speaker(CallClauses):
             return code(ast.unparse(node))
         return f"{subject} {words} {value}"
 
+    def _expanded(self, node: ast.expr) -> ast.expr:
+        """A local bound to `set(...)` read as that call."""
+        if isinstance(node, ast.Name):
+            inner = self._local(node.id)
+            if inner is not None and syntax.set_of(inner) is not None:
+                return inner
+        return node
+
     def _none(self, left: ast.expr, missing: bool) -> str:
         """`x is None` / `x is not None`: something missing or given."""
         subject = self.noun(left)
@@ -200,6 +208,8 @@ class Speaker(CallClauses):
         a, b = syntax.len_of(left), syntax.len_of(right)
         if a is None or b is None or not isinstance(op, ast.Eq | ast.NotEq):
             return None
+        a, b = self._expanded(a), self._expanded(b)  # `seen = set(xs)`: len(seen) counts xs
+        left, right = ast.Call(ast.Name("len"), [a], []), ast.Call(ast.Name("len"), [b], [])
         differ = isinstance(op, ast.NotEq)
         for one, other in ((a, b), (b, a)):
             inner = syntax.set_of(other)
@@ -226,6 +236,8 @@ class Speaker(CallClauses):
         if isinstance(where, ast.Constant) and isinstance(where.value, str):
             return f"{self.noun(where)} {'contains' if inside else 'does not contain'} {subject}"
         place = self.noun(where)
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):  # text in a text
+            return f"{place} {'contains' if inside else 'does not contain'} {subject}"
         return f"{subject} is {'' if inside else 'not '}in {place}"
 
     def _walk(self, node: ast.expr) -> list[ast.AST]:

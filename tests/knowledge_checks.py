@@ -80,6 +80,7 @@ GENERIC = re.compile(
     r"\ban? (?:platform|model|value|architecture|dtype|data type|mode|backend|device)s? "
     r"(?:that )?this code (?:supports|accepts)\b"
 )
+_QUOTES = re.compile(r"“[^”]*”")  # the source's or the message's own words, quoted as written
 DEFECTS = ("placeholder", "broken phrase", "backticks in what it means", "generic supports")
 
 
@@ -97,7 +98,9 @@ def defects(ex: Any) -> dict[str, list[str]]:
     texts = prose(ex)
     found: dict[str, list[str]] = {
         "placeholder": [m.group() for t in texts for m in PLACEHOLDER.finditer(t)],
-        "broken phrase": [m.group() for t in texts for p in BROKEN for m in p.finditer(t)],
+        "broken phrase": [
+            m.group() for t in texts for p in BROKEN for m in p.finditer(_QUOTES.sub("“”", t))
+        ],
         "backticks in what it means": re.findall(r"`[^`]*`", ex.what_it_means.text),
         "generic supports": [m.group() for t in texts for m in GENERIC.finditer(t)],
     }

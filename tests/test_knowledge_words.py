@@ -151,6 +151,7 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("not w.is_contiguous()", "w is not contiguous"),
         ("modality == Modality.AUDIO", "modality equals Modality.AUDIO"),
         ("ptr % alignment", "ptr is not a multiple of alignment"),
+        ("'{uuid}' not in template", 'template does not contain "{uuid}"'),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
