@@ -92,6 +92,9 @@ class Nouns:
         """The values a literal collection, or a module constant holding one, states."""
         if isinstance(node, ast.Name) and node.id in self.constants:
             node = syntax.parse(self.constants[node.id]) or node
+        if isinstance(node, ast.Dict):  # `x not in {"a": ..., "b": ...}`: its keys
+            keys = [k for k in node.keys if k is not None]
+            node = ast.Tuple(keys, ast.Load()) if len(keys) == len(node.keys) else node
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             if all(isinstance(e, ast.Constant) for e in node.elts):
                 return [self.noun(e) for e in node.elts]

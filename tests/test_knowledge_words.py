@@ -152,6 +152,7 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("modality == Modality.AUDIO", "modality equals Modality.AUDIO"),
         ("ptr % alignment", "ptr is not a multiple of alignment"),
         ("'{uuid}' not in template", 'template does not contain "{uuid}"'),
+        ("kind not in {'a': 1, 'b': 2}", 'kind is not "a" or "b"'),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
