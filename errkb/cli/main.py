@@ -17,8 +17,14 @@ from errkb.core.db import engine_from_settings, prepare_schema, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
-db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
+# Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="errkb: error knowledge base",
+)
+db_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
