@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from errkb.core.errors import BadInput, ErrkbError, Unavailable
+from errkb.service.queries import EMPTY_KB
 from errkb.service.security import CSP, HEADERS
 
 _JSON_PREFIXES = ("/api/", "/healthz", "/openapi.json")
@@ -59,14 +60,22 @@ def problem_response(
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
+def _empty(request: Request) -> bool:
+    """Whether the knowledge base held nothing at the last health check (see `service.health`)."""
+    return bool(getattr(request.app.state, "kb_empty", False))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map handled errors to their status and any other exception to a bare 500."""
 
     async def handled(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ErrkbError)
         loc = exc.loc if isinstance(exc, BadInput) else ()
+        message = exc.message
+        if exc.status_code == 404 and _empty(request):  # why everything is missing
+            message = f"{message}; {EMPTY_KB}"
         response = problem_response(
-            request.url.path, request.headers.get("accept", ""), exc.status_code, exc.message, loc
+            request.url.path, request.headers.get("accept", ""), exc.status_code, message, loc
         )
         if isinstance(exc, Unavailable) and exc.retry_after is not None:
             response.headers["Retry-After"] = str(exc.retry_after)

@@ -168,9 +168,17 @@ class VersionTracker:
             self._current = fresh
         return fresh
 
+    def empty(self) -> bool:
+        """True while no snapshot has been ingested (the date of the newest one is None)."""
+        return self.current().last_modified is None
+
     def close(self) -> None:
         """Release the watch's connection."""
         self._watch.close()
+
+
+# What a server on an empty knowledge base says in its 404s and its /healthz.
+EMPTY_KB = "the knowledge base is empty: nothing has been ingested yet (run `errkb ingest`)"
 
 
 def ping(session: Session) -> None:

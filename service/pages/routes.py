@@ -45,7 +45,8 @@ PAGE_SIZE = 20
 
 
 def _links(request: Request) -> ServerLinks:
-    return ServerLinks(request.scope.get("root_path", ""))
+    empty = request.app.state.versions.empty()
+    return ServerLinks(request.scope.get("root_path", ""), empty=empty)
 
 
 def _canonical(request: Request, public_url: str, path: str) -> str:
