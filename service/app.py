@@ -20,6 +20,7 @@ from errkb.service.browse.trees import ModuleTrees
 from errkb.service.entries.cache import EntryCache
 from errkb.service.head import HeadAsGet
 from errkb.service.http_cache import NotModified, not_modified_response
+from errkb.service.openapi import install_openapi
 from errkb.service.problems import install_error_handlers
 from errkb.service.queries import VersionTracker
 from errkb.service.validation import RefuseNul
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.shutdown_hooks = []
 
     install_error_handlers(app)
+    install_openapi(app)
     app.add_middleware(RefuseNul)
 
     @app.exception_handler(NotModified)
