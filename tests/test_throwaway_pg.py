@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import throwaway_pg
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-NESTED = '''
+NESTED = """
 from sqlalchemy import text
 from errkb.core.db import make_engine
 
@@ -28,7 +29,7 @@ def test_on_postgres(db_url):
         assert conn.execute(text("SHOW server_version")).scalar()
         assert conn.execute(text("SELECT count(*) FROM snapshots")).scalar() == 0
     engine.dispose()
-'''
+"""
 
 
 def _silent_port() -> int:
@@ -63,10 +64,12 @@ def test_a_run_starts_and_removes_its_own_server(tmp_path: Path) -> None:
     assert port is not None, said
     with socket.socket() as s:  # the server is gone
         assert s.connect_ex(("127.0.0.1", int(port[1]))) != 0
-    assert not list(Path("/tmp").glob(f"errkb-test-pg-*/data/postmaster.opts")) or all(
-        f"-p {port[1]}" not in p.read_text()
-        for p in Path("/tmp").glob("errkb-test-pg-*/data/postmaster.opts")
-    ), "its folder was left behind"
+    left = [
+        opts
+        for opts in Path(tempfile.gettempdir()).glob("errkb-test-pg-*/data/postmaster.opts")
+        if f"-p {port[1]} " in opts.read_text()
+    ]
+    assert not left, "its folder was left behind"
 
 
 def test_with_no_binaries_the_run_stops_in_one_line(tmp_path: Path) -> None:

@@ -101,8 +101,16 @@ def serve(
     }
     processes = workers or settings.serve_workers
     if processes > 1:
-        # Each worker builds its own app from the environment's settings, as uvicorn requires.
-        uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
+        # Each process builds its own app from the environment's settings, on its own socket.
+        from errkb.service.processes import serve_processes
+
+        serve_processes(
+            SERVICE_FACTORY,
+            str(options.pop("host")),
+            int(str(options.pop("port"))),
+            processes,
+            options,
+        )
         return
     from errkb.service.app import create_app
 

@@ -30,17 +30,20 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from sqlalchemy import Engine
+
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, unpack_stored
 from errkb.core.errors import NotFound
 from errkb.core.lifeline import exit_with
-from errkb.core.packed import Packer, train
+from errkb.core.packed import Packer, dictionary_of, is_known, train, unpack
 from errkb.core.priority import lower_priority
 from errkb.core.settings import Settings
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.queries import (
     current_docs,
     doc_body,
+    doc_body_direct,
     drop_docs_except,
     entry_error_ids,
     write_docs,
@@ -69,6 +72,15 @@ def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str)
     """The entry's JSON from its doc, if that was built under `key` and `variant`."""
     body = doc_body(session, error_id, key, variant)
     return unpack_stored(session, body) if body is not None else None
+
+
+def stored_entry_json_direct(engine: Engine, error_id: str, key: str, variant: str) -> bytes | None:
+    """`stored_entry_json` in one cursor read, when this process knows the doc's dictionary
+    already (None otherwise: the session path then loads it)."""
+    body = doc_body_direct(engine, error_id, key, variant)
+    if body is None or not is_known(dictionary_of(body)):
+        return None
+    return unpack(body)
 
 
 def entry_json(session: DbSession, error_id: str, settings: Settings | None) -> bytes:

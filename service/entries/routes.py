@@ -10,7 +10,11 @@ from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.docs import (
+    settings_variant,
+    stored_entry_json,
+    stored_entry_json_direct,
+)
 from errkb.service.entries.schemas import Entry, OccurrencePage
 from errkb.service.http_cache import fresh_validators
 
@@ -23,9 +27,14 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
+        variant = settings_variant(settings)
+        if snapshot is None:  # the default view: built after the ingest, if it was
+            engine = request.app.state.engine
+            stored = stored_entry_json_direct(engine, error_id, version_key, variant)
+            if stored is not None:
+                return stored
         with request.app.state.sessions() as session:
-            if snapshot is None:  # the default view: built after the ingest, if it was
-                variant = settings_variant(settings)
+            if snapshot is None:  # its dictionary not loaded yet in this process, or no doc
                 stored = stored_entry_json(session, error_id, version_key, variant)
                 if stored is not None:
                     return stored

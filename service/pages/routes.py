@@ -29,7 +29,7 @@ from errkb.service.browse.queries import (
 from errkb.service.browse.trees import ModuleTrees
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.docs import settings_variant, stored_entry_json, stored_entry_json_direct
 from errkb.service.entries.schemas import Entry
 from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
@@ -82,10 +82,14 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
     assert error_id is not None and canonical_base is not None
 
     def build() -> bytes:
+        variant = settings_variant(None)
+        stored = None
+        if snapshot is None:  # the default view: its doc, in one cursor read when it can be
+            engine = request.app.state.engine
+            stored = stored_entry_json_direct(engine, error_id, version_key, variant)
         with request.app.state.sessions() as session:
-            stored = None
-            if snapshot is None:  # the default view: its doc, built after the ingest, if current
-                stored = stored_entry_json(session, error_id, version_key, settings_variant(None))
+            if snapshot is None and stored is None:  # the doc's dictionary not loaded yet
+                stored = stored_entry_json(session, error_id, version_key, variant)
             if stored is not None:
                 entry = Entry.model_validate_json(stored)
             else:
