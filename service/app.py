@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
@@ -52,7 +52,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for hook in app.state.startup_hooks:
             hook(app)
         try:
-            yield
+            async with AsyncExitStack() as stack:  # front ends that run tasks (MCP's sessions)
+                for context in app.state.lifespan_contexts:
+                    await stack.enter_async_context(context(app))
+                yield
         finally:
             for hook in app.state.shutdown_hooks:
                 hook(app)
@@ -63,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.startup_hooks = []
     app.state.shutdown_hooks = []
+    app.state.lifespan_contexts = []
 
     install_error_handlers(app)
     install_openapi(app)
@@ -86,5 +90,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.match.routes import install_matcher
 
     install_matcher(app)
+    from errkb.service.mcp.http import install_mcp
+
+    install_mcp(app)
     app.add_middleware(HeadAsGet)
     return app

@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.queries import EMPTY_KB, ping
+from errkb.service.queries import EMPTY_KB
+from errkb.service.read.status import ping
 from errkb.service.snapshots.routes import router as snapshots_router
 
 log = logging.getLogger("errkb.health")

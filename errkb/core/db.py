@@ -18,8 +18,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy import Engine, create_engine, event, make_url, text
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -75,6 +75,11 @@ def database_url(url: str) -> URL:
             f"to a supported database ({SUPPORTED})"
         )
     return parsed
+
+
+def display_url(url: str) -> str:
+    """The database URL as a person may see it: without its password."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def sqlite_path(url: str) -> Path | None:

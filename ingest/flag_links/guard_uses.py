@@ -13,23 +13,12 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from errkb.core.negation import NEGATED_SYMBOLS, SYMBOLS
 from errkb.core.records import Condition
 from errkb.ingest.flag_links.reads import Reads, parse_expr
 
 _BOOLEAN_KINDS = frozenset({"if", "elif", "else", "while", "assert"})
 _MAX_DEPTH = 8  # local-name resolution chains; cycles and deep chains stop here
-_FLIP = {
-    "==": "!=",
-    "!=": "==",
-    "<": ">=",
-    ">=": "<",
-    ">": "<=",
-    "<=": ">",
-    "in": "not in",
-    "not in": "in",
-    "is": "is not",
-    "is not": "is",
-}
 _MIRROR = {
     "==": "==",
     "!=": "!=",
@@ -39,18 +28,6 @@ _MIRROR = {
     ">=": "<=",
     "is": "is",
     "is not": "is not",
-}
-_OPS: dict[type, str] = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-    ast.In: "in",
-    ast.NotIn: "not in",
-    ast.Is: "is",
-    ast.IsNot: "is not",
 }
 _POLARITIES = {
     "==": "eq",
@@ -134,7 +111,7 @@ class _Analyzer:
     def _compare(
         self, node: ast.Compare, need: bool, required: bool, via: str | None, depth: int
     ) -> Iterator[GuardUse]:
-        op = _OPS.get(type(node.ops[0]))
+        op = SYMBOLS.get(type(node.ops[0]))
         (left, via_left), (right, via_right) = map(self._deref, (node.left, node.comparators[0]))
         via = via or via_left or via_right
         dest = self.reads.dest(left)
@@ -144,7 +121,7 @@ class _Analyzer:
         if op is None or dest is None or self.reads.dest(right) is not None:
             yield from self.other(node, required, via, depth)
             return
-        op = op if need else _FLIP[op]
+        op = op if need else NEGATED_SYMBOLS[op]
         value = ast.unparse(right)
         polarity = _POLARITIES.get(op)
         if polarity is None:

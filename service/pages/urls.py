@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
-from errkb.service.entries.view import anchor_for
+from errkb.service.pages.view import anchor_for
 
 
 def flag_slug(flag: str) -> str:

@@ -15,8 +15,8 @@ from starlette.concurrency import run_in_threadpool
 
 from errkb.service.entries.cache import EntryCache
 from errkb.service.http_cache import fresh_validators
-from errkb.service.search.queries import CURSOR_PATTERN, MAX_LIMIT, search_errors
-from errkb.service.search.schemas import SearchResults
+from errkb.service.read.search import CURSOR_PATTERN, MAX_LIMIT, SearchResults
+from errkb.service.read.search import search as search_errors
 
 router = APIRouter()
 SearchAsked = tuple[str, str, str | None, str | None, str | None, int, str | None]
