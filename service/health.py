@@ -24,8 +24,7 @@ from pydantic import BaseModel, Field
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.queries import EMPTY_KB
-from errkb.service.read.status import ping
+from errkb.service.read.status import EMPTY_KB, ping
 from errkb.service.snapshots.routes import router as snapshots_router
 
 log = logging.getLogger("errkb.health")

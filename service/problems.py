@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from errkb.core.errors import BadInput, ErrkbError, Unavailable
-from errkb.service.queries import EMPTY_KB
+from errkb.service.read.status import EMPTY_KB
 from errkb.service.security import CSP, HEADERS
 
 _JSON_PREFIXES = ("/api/", "/healthz", "/openapi.json")

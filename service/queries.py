@@ -21,6 +21,7 @@ from errkb.core.models import Meta, Snapshot
 
 # The session type the request dependencies hand out; routes annotate with this alias.
 DbSession = Session
+DbEngine = Engine  # for the read side's few reads that skip the session (see read.entries)
 AI_GENERATION = "ai_generation"
 
 
@@ -175,10 +176,6 @@ class VersionTracker:
     def close(self) -> None:
         """Release the watch's connection."""
         self._watch.close()
-
-
-# What a server on an empty knowledge base says in its 404s and its /healthz.
-EMPTY_KB = "the knowledge base is empty: nothing has been ingested yet (run `errkb ingest`)"
 
 
 def ping(session: Session) -> None:

@@ -9,8 +9,6 @@ the page and the CLI read the same bytes under the same settings.
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
-
 from errkb.core.dictionaries import unpack_stored
 from errkb.core.packed import dictionary_of, is_known, unpack
 from errkb.core.settings import Settings
@@ -19,7 +17,7 @@ from errkb.service.entries.build import build_entry
 from errkb.service.entries.docs import settings_variant
 from errkb.service.entries.queries import doc_body, doc_body_direct
 from errkb.service.entries.schemas import AiExplanationOut, Entry
-from errkb.service.queries import DbSession
+from errkb.service.queries import DbEngine, DbSession
 
 __all__ = [
     "AiExplanationOut",
@@ -39,7 +37,7 @@ def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str)
 
 
 def stored_json_now(
-    engine: Engine, error_id: str, key: str, settings: Settings | None
+    engine: DbEngine, error_id: str, key: str, settings: Settings | None
 ) -> bytes | None:
     """The default view's stored JSON in one cursor read, without a session, when this process
     knows its dictionary already; None sends the caller to `entry_json` / `entry`, which load

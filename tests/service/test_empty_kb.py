@@ -15,7 +15,7 @@ from pages_repo import ingest_pages_repo
 
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
-from errkb.service.queries import EMPTY_KB
+from errkb.service.read.status import EMPTY_KB
 
 PAGES = ("/", "/modules/", "/flags/", "/errors/0123456789abcdef")
 NOTICE = "This knowledge base is empty"

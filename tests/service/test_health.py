@@ -18,7 +18,7 @@ from errkb.core.db import make_engine, upgrade
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
 from errkb.service.health import DatabaseWatch
-from errkb.service.queries import EMPTY_KB
+from errkb.service.read.status import EMPTY_KB
 
 
 def _serve(settings: Settings, scenario: Any) -> Any:
