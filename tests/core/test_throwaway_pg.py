@@ -22,6 +22,8 @@ NESTED = """
 from sqlalchemy import text
 from errkb.core.db import make_engine
 
+pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
+
 
 def test_on_postgres(db_url):
     engine = make_engine(db_url)

@@ -18,6 +18,8 @@ import pytest
 
 from errkb.cli import failures
 
+pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
+
 ERRKB = str(Path(sys.executable).parent / "errkb")
 
 
