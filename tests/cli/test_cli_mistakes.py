@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from errkb.cli import failures
+from errkb.service.cli import failures
 
 ERRKB = Path(sys.executable).parent / "errkb"
 UNKNOWN_ID = "0123456789abcdef"

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from errkb.cli import failures
+from errkb.service.cli import failures
 
 pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
 
