@@ -95,7 +95,9 @@ def ingest(
     started = time.perf_counter()
     try:
         pins = load_pins(pins_file or settings.resolved_pins_file)
-        engine = engine_from_settings(settings)
+        if dir is not None:  # a folder errkb cannot use fails before the database is touched
+            plan.folder_and_label(dir, label, named=bool(repo))
+        engine = engine_from_settings(settings, create_folders=True)
     except ErrkbError as exc:
         _error(exc.message)
         raise typer.Exit(exit_code(exc)) from exc

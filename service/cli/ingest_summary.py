@@ -41,7 +41,11 @@ def totals_text(
     failures: int = 0,
     downloads: DownloadTotals | None = None,
 ) -> str:
-    """The ingest in a few plain sentences: snapshots, files, sites, errors and time."""
+    """The ingest in a few plain sentences: snapshots, files, sites, errors and time.
+
+    The files' four counts add up to the files read: each file is parsed, from the cache,
+    without the exception's name, or skipped.
+    """
     written = [s for s in summaries if s.status == "ingested"]
     stored = len(summaries) - len(written)
     head = f"{_plural(len(summaries) + failures, 'snapshot')}: {len(written):,} ingested"
@@ -51,8 +55,8 @@ def totals_text(
     skipped = sum(sum(s.skipped.values()) for s in written)
     files = (
         f"{_plural(sum(s.files for s in written), 'file')} read: "
-        f"{sum(s.files_parsed for s in written):,} parsed, "
-        f"{sum(s.cache_hits for s in written):,} from the cache, "
+        f"{sum(s.read_parsed for s in written):,} parsed, "
+        f"{sum(s.read_cached for s in written):,} from the cache, "
         f"{sum(s.prefiltered for s in written):,} without the exception's name, "
         f"{skipped:,} skipped."
     )
@@ -83,8 +87,8 @@ def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
         table.add_row(
             label,
             f"{s.files:,}",
-            f"{s.files_parsed:,}",
-            f"{s.cache_hits:,}",
+            f"{s.read_parsed:,}",
+            f"{s.read_cached:,}",
             f"{sum(s.skipped.values()):,}",
             f"{s.sites:,}",
             f"{s.errors:,}",

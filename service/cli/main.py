@@ -17,8 +17,14 @@ from errkb.service.cli.ingest import ingest
 from errkb.service.cli.match import match
 from errkb.service.cli.show import show
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
-db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
+# Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="errkb: error knowledge base",
+)
+db_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
@@ -63,7 +69,7 @@ def _database_url() -> str:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every migration to the configured database."""
-    engine = engine_from_settings(Settings())
+    engine = engine_from_settings(Settings(), create_folders=True)  # asked to make it: may create
     upgrade(engine)
     engine.dispose()
     typer.echo("database at head")
@@ -92,8 +98,16 @@ def serve(
     }
     processes = workers or settings.serve_workers
     if processes > 1:
-        # Each worker builds its own app from the environment's settings, as uvicorn requires.
-        uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
+        # Each process builds its own app from the environment's settings, on its own socket.
+        from errkb.service.processes import serve_processes
+
+        serve_processes(
+            SERVICE_FACTORY,
+            str(options.pop("host")),
+            int(str(options.pop("port"))),
+            processes,
+            options,
+        )
         return
     from errkb.service.app import create_app
 

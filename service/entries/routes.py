@@ -23,6 +23,11 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+            if stored is not None:
+                return stored
         with request.app.state.sessions() as session:
             return entries.entry_json(
                 session, error_id, key=version_key, snapshot=snapshot, settings=settings

@@ -43,7 +43,8 @@ PAGE_SIZE = 20
 
 
 def _links(request: Request) -> ServerLinks:
-    return ServerLinks(request.scope.get("root_path", ""))
+    empty = request.app.state.versions.empty()
+    return ServerLinks(request.scope.get("root_path", ""), empty=empty)
 
 
 def _canonical(request: Request, public_url: str, path: str) -> str:
@@ -78,10 +79,17 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
-        with request.app.state.sessions() as session:  # the same entry as the JSON route's
-            entry = entries.entry(
-                session, error_id, key=version_key, snapshot=snapshot, settings=settings
-            )
+        stored = None
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+        if stored is not None:
+            entry = entries.Entry.model_validate_json(stored)
+        else:
+            with request.app.state.sessions() as session:  # the same entry as the JSON route's
+                entry = entries.entry(
+                    session, error_id, key=version_key, snapshot=snapshot, settings=settings
+                )
         canonical = f"{canonical_base}/errors/{entry.id}"
         return render_entry(entry, links=_links(request), canonical=canonical).encode()
 

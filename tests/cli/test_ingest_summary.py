@@ -18,7 +18,7 @@ def _snapshots(n: int) -> list[SnapshotSummary]:
     out = []
     for i in range(n):
         s = SnapshotSummary("sgl-project/sglang", f"0.{i // 30}.{i % 30}", "pypi", f"v{i}")
-        s.files, s.files_parsed, s.cache_hits, s.sites = 3000, 40, 2500, 700
+        s.files, s.read_parsed, s.read_cached, s.prefiltered, s.sites = 3000, 40, 2500, 459, 700
         s.skipped = {"syntax_error": 1}
         s.errors, s.new_errors, s.seconds = 600, 3 if i % 10 == 0 else 0, 1.25
         out.append(s)

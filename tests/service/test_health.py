@@ -18,6 +18,7 @@ from errkb.core.db import make_engine, upgrade
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
 from errkb.service.health import DatabaseWatch
+from errkb.service.read.status import EMPTY_KB
 
 
 def _serve(settings: Settings, scenario: Any) -> Any:
@@ -50,7 +51,7 @@ def test_healthz_answers_while_every_worker_thread_is_busy(db_url: str, tmp_path
             await blocker
         assert waiting  # the threadpool really was full
         assert (await snapshots).status_code == 200
-        assert health.json() == {"status": "ok"}
+        assert health.json() == {"status": "ok", "empty": True, "detail": EMPTY_KB}
         assert head.content == b""
         return [health.status_code, head.status_code]
 
