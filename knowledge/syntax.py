@@ -8,37 +8,17 @@ from __future__ import annotations
 
 import ast
 
+from errkb.core.negation import NEGATED, negate
+
+__all__ = ["negate"]  # re-exported: the clauses negate tests as the ingester does
+
 MAX_CODE = 80
-
-FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Eq: ast.NotEq,
-    ast.NotEq: ast.Eq,
-    ast.Is: ast.IsNot,
-    ast.IsNot: ast.Is,
-    ast.In: ast.NotIn,
-    ast.NotIn: ast.In,
-    ast.Lt: ast.GtE,
-    ast.GtE: ast.Lt,
-    ast.Gt: ast.LtE,
-    ast.LtE: ast.Gt,
-}
-
-
-def negate(node: ast.expr) -> ast.expr:
-    """A test negated the way a person would write it (`x is None` for `not x is not None`)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIP:
-        return ast.Compare(node.left, [FLIP[type(node.ops[0])]()], node.comparators)
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        return ast.BoolOp(ast.And(), [negate(v) for v in node.values])
-    return ast.UnaryOp(ast.Not(), node)
 
 
 def negatable(node: ast.expr) -> bool:
     """True when `negate` gives a simpler test than `not (...)`."""
     if isinstance(node, ast.Compare):
-        return len(node.ops) == 1 and type(node.ops[0]) in FLIP
+        return len(node.ops) == 1 and type(node.ops[0]) in NEGATED
     return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
 
 
