@@ -120,6 +120,7 @@ def error_row(
         "title": title_of(message, site.exception, site),
         "chain": list(chain) if chain else None,
         "kind": site.kind,
+        "check_text": site.check or None,
     }
 
 

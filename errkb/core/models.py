@@ -99,6 +99,9 @@ class Error(Base):
     # builtins tell (["FooError", "ValueError", "Exception", "BaseException"]); None: unknown.
     chain: Mapped[list[str] | None] = mapped_column(JSON)
     kind: Mapped[SiteKind] = mapped_column(String(10), server_default="raise")  # records.SiteKind
+    # What must hold for the site not to fail (`Site.check`, of the first site): an assert's
+    # condition, a lookup's subscript, a message-less raise's innermost guard.
+    check_text: Mapped[str | None] = mapped_column(Text)
     repo: Mapped[Repo] = relationship()
 
 

@@ -48,6 +48,8 @@ class ErrorRow:
     exception: str
     template: list[dict[str, Any]]
     occurrences: tuple[OccurrenceRow, ...] = ()
+    kind: str = "raise"  # records.SiteKind
+    check: str | None = None  # the assert's condition, the lookup's subscript (records.Site)
 
 
 class FrameSite(NamedTuple):
@@ -78,6 +80,9 @@ class CompiledTemplate:
     sites: tuple[FrameSite, ...]
     snapshots: tuple[str, ...]  # labels in snapshot order
     roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
+    # The failing statement as a traceback prints it, squeezed and without quotes
+    # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (source_lines).
+    statement: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,8 @@ class MatchIndex:
     # File name -> the distinct raise spans in files of that name, across every snapshot: what a
     # traceback frame is looked up in (see `RaiseLines`).
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
+    # Function name -> (file name, statement key, entry) of the sites with a `statement`.
+    statements: Mapping[str, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -175,8 +182,26 @@ def compile_entry(
         sites=sites,
         snapshots=snapshots,
         roots=_roots(sites),
+        statement=statement_key(row),
     )
     return entry, list(dict.fromkeys(words))
+
+
+def unquoted(squeezed: str) -> str:
+    """Squeezed code without quote characters (`ast.unparse` and authors quote differently)."""
+    return squeezed.replace("'", "").replace('"', "")
+
+
+def statement_key(row: ErrorRow) -> str:
+    """What a traceback prints of the site's statement (`statement`), for sites that no
+    message identifies: asserts, lookups, raises without a message."""
+    if row.kind == "assert" and row.check:
+        return unquoted("assert" + squeeze(row.check))
+    if row.kind == "lookup" and row.check:
+        return unquoted(squeeze(row.check))
+    if row.kind == "raise" and not row.template:
+        return "raise" + row.exception
+    return ""
 
 
 def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
@@ -231,8 +256,9 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     for row in rows:
         entry, words = compile_entry(row, names)
         if not entry.pieces:
-            opaque += 1  # no literal text: nothing in a log can identify it
-            continue
+            opaque += 1  # no literal text: only a traceback's frame can identify it
+            if not entry.statement:
+                continue
         entries.append(entry)
         entry_words.append(words)
     df: dict[bytes, int] = {}
@@ -254,6 +280,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         for w in posted:
             lists.setdefault(w, []).append((e, weights[w] / total))
     raise_lines = _raise_lines(entries)
+    statements = statement_sites(entries)
     stats = {
         "raise_lines": sum(len(v.spans) for v in raise_lines.values()),
         "entries": len(entries),
@@ -268,7 +295,21 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         generation=generation,
         stats=stats,
         raise_lines=raise_lines,
+        statements=statements,
     )
+
+
+def statement_sites(
+    entries: list[CompiledTemplate],
+) -> dict[str, tuple[tuple[str, str, int], ...]]:
+    """The distinct (file name, statement, entry) of each function, for `statements`."""
+    found: dict[str, set[tuple[str, str, int]]] = {}
+    for e, entry in enumerate(entries):
+        if entry.statement:
+            for site in entry.sites:
+                name = site.module_path.rsplit("/", 1)[-1]
+                found.setdefault(site.function, set()).add((name, entry.statement, e))
+    return {function: tuple(sorted(v)) for function, v in found.items()}
 
 
 def _raise_lines(entries: list[CompiledTemplate]) -> dict[str, RaiseLines]:

@@ -65,6 +65,8 @@ def match_text(
     scored: list[_Scored] = []
     for e in candidates:
         entry = index.entries[e]
+        if not entry.pieces:  # no message to read: only its frames tell it (`frame_hits`)
+            continue
         best: _Scored | None = None
         for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
             s = _score(entry, al, prep)
