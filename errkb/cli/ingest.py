@@ -79,6 +79,13 @@ def ingest(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
     ] = False,
+    classes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--classes",
+            help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
+        ),
+    ] = None,
 ) -> None:
     """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
     # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
@@ -123,6 +130,8 @@ def ingest(
                 try:
                     source = make_source()
                     try:
+                        if classes:
+                            repo_pin = repo_pin.only(tuple(classes))
                         config = repo_pin.extract_config(settings.max_file_bytes)
                         summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
                     finally:
