@@ -98,9 +98,8 @@ def kinds_text(written: list[SnapshotSummary]) -> str:
         if kinds[k]
     ]
     if kinds["indirect"]:
-        extra.append(
-            f"{_plural(kinds['indirect'], 'indirect raise')} (their class is known only at run time)"
-        )
+        indirect = _plural(kinds["indirect"], "indirect raise")
+        extra.append(f"{indirect} (their class is known only at run time)")
     if extra:
         text += (" " if text else "") + f"Also {', '.join(extra)}."
     return text
