@@ -159,6 +159,9 @@ def build_entry(
         message=error.message,
         title=error.title,
         exception=error.exception,
+        exception_chain=list(error.chain or [error.exception]),
+        kind=error.kind,
+        check=error.check_text,
         repo=RepoOut(name=repo.name, web_url=repo.web_url),
         template=[asdict(s) for s in site.template.segments],  # type: ignore[misc]
         form=error.form,

@@ -63,6 +63,8 @@ def site_of(error: Error, occ: Occurrence) -> Site:
             int(snip.get("raise_end", occ.end_line)),
         ),
         raise_source=occ.raise_source,
+        kind=error.kind,
+        check=error.check_text or "",
     )
 
 

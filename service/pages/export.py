@@ -22,6 +22,7 @@ from xml.etree import ElementTree as ET
 from errkb.core.search.index import involved_flag_names
 from errkb.service.browse.queries import (
     ModuleTree,
+    class_counts,
     error_count,
     error_ids,
     error_summaries,
@@ -105,7 +106,11 @@ def export_site(
     index = _search_index(session)
     out.write("search-index.json", json.dumps(index, separators=(",", ":")), page=False)
     page = contexts.index_page(
-        {"errors": len(ids), "snapshots": snapshot_labels(session)},
+        {
+            "errors": len(ids),
+            "snapshots": snapshot_labels(session),
+            "classes": class_counts(session),
+        },
         results=None,
         search_index_url="search-index.json",
         canonical=_canonical(base, "index.html"),

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from errkb.core.errors import NotFound
 from errkb.core.settings import Settings
 from errkb.service.browse.queries import (
+    class_counts,
     error_count,
     error_ids,
     flag_definitions,
@@ -97,7 +98,11 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
 
 def _stats(session: SessionDep) -> dict[str, Any]:
-    return {"errors": error_count(session), "snapshots": snapshot_labels(session)}
+    return {
+        "errors": error_count(session),
+        "snapshots": snapshot_labels(session),
+        "classes": class_counts(session),
+    }
 
 
 def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
@@ -106,6 +111,7 @@ def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, 
         "snapshot": results.snapshot or "",
         "path": results.path or "",
         "flag": results.flag or "",
+        "exception": results.exception or "",
     }
     next_url = None
     if results.next_cursor:
@@ -123,6 +129,7 @@ def index_page(
     snapshot: str = "",
     path: str = "",
     flag: str = "",
+    exception: Annotated[str, Query(max_length=200)] = "",
     cursor: str = "",
     n: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
@@ -136,8 +143,9 @@ def index_page(
         flag=flag,
         limit=PAGE_SIZE,
         cursor=cursor or None,
+        exception=exception,
     )
-    searching = bool(q or snapshot or path or flag)
+    searching = bool(q or snapshot or path or flag or exception)
     page = contexts.index_page(
         _stats(session),
         results=results,

@@ -23,6 +23,10 @@ def search(
     snapshot: Annotated[str | None, Query(description="snapshot label, e.g. 0.5.18")] = None,
     path: Annotated[str | None, Query(description="repo path prefix")] = None,
     flag: Annotated[str | None, Query(description="involved flag, e.g. --tp-size")] = None,
+    exception: Annotated[
+        str | None,
+        Query(max_length=200, description="exception class, or a base of it: RuntimeError"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
     cursor: Annotated[
         str | None, Query(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
@@ -31,5 +35,12 @@ def search(
     """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
     response.headers.update(v.headers())
     return search_errors(
-        session, q=q, snapshot=snapshot, path=path, flag=flag, limit=limit, cursor=cursor
+        session,
+        q=q,
+        snapshot=snapshot,
+        path=path,
+        flag=flag,
+        limit=limit,
+        cursor=cursor,
+        exception=exception,
     )
