@@ -10,25 +10,12 @@ alone: its code is not read.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable
 
+from errkb.core.builtin_classes import builtin_chain
 from errkb.core.records import ClassDef
 
 TOP = "BaseException"
-
-
-def builtin_chains() -> dict[str, tuple[str, ...]]:
-    """Every builtin exception class and its bases, nearest first (`KeyError` -> LookupError,
-    Exception, BaseException)."""
-    out = {}
-    for name, value in vars(builtins).items():
-        if isinstance(value, type) and issubclass(value, BaseException):
-            out[name] = tuple(c.__name__ for c in value.__mro__ if c is not object)
-    return out
-
-
-_BUILTIN = builtin_chains()
 
 
 class Hierarchy:
@@ -59,4 +46,4 @@ class Hierarchy:
                 up = self._resolve(base, seen | {name})
                 if up[-1] == TOP:
                     return (name, *up)
-        return _BUILTIN.get(name, (name,))
+        return builtin_chain(name)

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from errkb.cli.failures import exit_code
+from errkb.core.builtin_classes import builtin_chain
 from errkb.core.db import engine_from_settings, session_factory, upgrade
 from errkb.core.errors import ErrkbError, NotFound
 from errkb.core.models import Error, Occurrence, Repo, Snapshot
@@ -67,7 +68,7 @@ def stored_entry(session: Session, error_id: str) -> dict[str, Any]:
         "id": error.id,
         "repo": repo.name if repo else None,
         "exception": error.exception,
-        "exception_chain": error.chain or [error.exception],
+        "exception_chain": error.chain or list(builtin_chain(error.exception)),
         "kind": error.kind,
         "check": error.check_text,
         "message": error.message,

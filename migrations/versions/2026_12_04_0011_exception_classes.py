@@ -14,20 +14,23 @@ branch_labels = None
 depends_on = None
 
 
+# Plain ADD/DROP COLUMN, not batch mode: SQLite's batch mode would copy `errors` and
+# `snapshots` and drop the originals, and with foreign keys on, those drops cascade to every
+# occurrence and flag. SQLite supports both statements natively (DROP COLUMN since 3.35).
+
+
 def upgrade() -> None:
     # Rows written before hold ValueErrors only: an empty chain reads as "the class alone".
-    with op.batch_alter_table("errors") as batch:
-        batch.add_column(sa.Column("chain", sa.JSON(), nullable=True))
-        batch.add_column(sa.Column("kind", sa.String(10), nullable=False, server_default="raise"))
-        batch.add_column(sa.Column("check_text", sa.Text(), nullable=True))
-    with op.batch_alter_table("snapshots") as batch:
-        batch.add_column(sa.Column("site_counts", sa.JSON(), nullable=True))
+    op.add_column("errors", sa.Column("chain", sa.JSON(), nullable=True))
+    op.add_column(
+        "errors", sa.Column("kind", sa.String(10), nullable=False, server_default="raise")
+    )
+    op.add_column("errors", sa.Column("check_text", sa.Text(), nullable=True))
+    op.add_column("snapshots", sa.Column("site_counts", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("snapshots") as batch:
-        batch.drop_column("site_counts")
-    with op.batch_alter_table("errors") as batch:
-        batch.drop_column("check_text")
-        batch.drop_column("kind")
-        batch.drop_column("chain")
+    op.drop_column("snapshots", "site_counts")
+    op.drop_column("errors", "check_text")
+    op.drop_column("errors", "kind")
+    op.drop_column("errors", "chain")

@@ -15,6 +15,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from errkb.core.builtin_classes import builtin_chain
 from errkb.core.errors import BadInput, NotFound
 from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.records import FlagDef, FlagLink, flag_links
@@ -159,7 +160,7 @@ def build_entry(
         message=error.message,
         title=error.title,
         exception=error.exception,
-        exception_chain=list(error.chain or [error.exception]),
+        exception_chain=list(error.chain or builtin_chain(error.exception)),
         kind=error.kind,
         check=error.check_text,
         repo=RepoOut(name=repo.name, web_url=repo.web_url),
