@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.service.match.matcher.frames import REACH, Frame, innermost_frames, pinned_sites
-from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex, unquoted
+from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
 from errkb.service.match.matcher.normalize import Prepared
 from errkb.service.match.matcher.score import frame_score
+from errkb.service.match.matcher.statements import unquoted
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
+from errkb.service.match.matcher.statements import statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
 _MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
@@ -187,23 +188,6 @@ def compile_entry(
     return entry, list(dict.fromkeys(words))
 
 
-def unquoted(squeezed: str) -> str:
-    """Squeezed code without quote characters (`ast.unparse` and authors quote differently)."""
-    return squeezed.replace("'", "").replace('"', "")
-
-
-def statement_key(row: ErrorRow) -> str:
-    """What a traceback prints of the site's statement (`statement`), for sites that no
-    message identifies: asserts, lookups, raises without a message."""
-    if row.kind == "assert" and row.check:
-        return unquoted("assert" + squeeze(row.check))
-    if row.kind == "lookup" and row.check:
-        return unquoted(squeeze(row.check))
-    if row.kind == "raise" and not row.template:
-        return "raise" + row.exception
-    return ""
-
-
 def _whole_words(text: str, segs: list[dict[str, Any]], n: int) -> list[bytes]:
     """Words of a literal segment, minus those glued to a neighbouring placeholder."""
     found = tokens(text)
@@ -297,19 +281,6 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         raise_lines=raise_lines,
         statements=statements,
     )
-
-
-def statement_sites(
-    entries: list[CompiledTemplate],
-) -> dict[str, tuple[tuple[str, str, int], ...]]:
-    """The distinct (file name, statement, entry) of each function, for `statements`."""
-    found: dict[str, set[tuple[str, str, int]]] = {}
-    for e, entry in enumerate(entries):
-        if entry.statement:
-            for site in entry.sites:
-                name = site.module_path.rsplit("/", 1)[-1]
-                found.setdefault(site.function, set()).add((name, entry.statement, e))
-    return {function: tuple(sorted(v)) for function, v in found.items()}
 
 
 def _raise_lines(entries: list[CompiledTemplate]) -> dict[str, RaiseLines]:
