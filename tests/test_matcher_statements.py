@@ -69,3 +69,12 @@ def test_a_bare_not_implemented_error_is_matched_by_line_or_by_statement() -> No
 def test_opaque_entries_are_indexed_for_frames_but_not_for_words() -> None:
     assert INDEX.stats["entries"] == 5 and INDEX.stats["opaque"] == 4
     assert not match_text(INDEX, "self.tp_size > 1 params_dict name")
+
+
+def test_an_indirect_raise_is_not_penalized_for_the_class_the_text_names() -> None:
+    message = "the scheduler received a request it cannot route to any worker"
+    direct = build_index([row(message, occ(PATH, 10, "Router.route", "0.5.23"))])
+    indirect_row = row(message, occ(PATH, 10, "Router.route", "0.5.23"), exception="self._error")
+    indirect = build_index([indirect_row])
+    text = f"RouterError: {message}"
+    assert match_text(indirect, text)[0].score > match_text(direct, text)[0].score

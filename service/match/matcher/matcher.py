@@ -136,6 +136,8 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     q0 = al.starts[al.first]
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
+    if not entry.exception.lstrip("_")[:1].isupper():  # an indirect raise: any class may show
+        other = False
     frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
     visible = None
