@@ -61,12 +61,12 @@ def statement_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
     k = 0
     while k < min(len(tail), _MAX_FUNCTION) and (tail[k].isalnum() or tail[k] == "_"):
         k += 1
-        candidates = index.statements.get(tail[:k])
+        candidates = index.statements.get((tail[:k], name))
         if not candidates:
             continue
         printed = unquoted(tail[k:])
-        for file_name, statement, e in candidates:
-            if file_name != name or not _prints(printed, statement):
+        for statement, e in candidates:
+            if not _prints(printed, statement):
                 continue
             entry = index.entries[e]
             sites = [s for s in entry.sites if s.function == tail[:k] and _same_file(frame, s)]

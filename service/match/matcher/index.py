@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
-from errkb.service.match.matcher.statements import statement_key, statement_sites
+from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
 _MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
@@ -97,8 +97,8 @@ class MatchIndex:
     # File name -> the distinct raise spans in files of that name, across every snapshot: what a
     # traceback frame is looked up in (see `RaiseLines`).
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
-    # Function name -> (file name, statement key, entry) of the sites with a `statement`.
-    statements: Mapping[str, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
+    # (function, file name) -> (statement key, entry) of the sites with a `statement`.
+    statements: Mapping[tuple[str, str], tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes

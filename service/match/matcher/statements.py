@@ -9,12 +9,17 @@ a line number no ingested snapshot has. Compared squeezed and without quotes, be
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from errkb.service.match.matcher.normalize import squeeze
 
 if TYPE_CHECKING:
     from errkb.service.match.matcher.index import CompiledTemplate, ErrorRow
+
+
+# (function, file name) -> (statement, entry index) of the sites there that print a statement.
+Statements = Mapping[tuple[str, str], tuple[tuple[str, int], ...]]
 
 
 def unquoted(squeezed: str) -> str:
@@ -36,12 +41,13 @@ def statement_key(row: ErrorRow) -> str:
 
 def statement_sites(
     entries: list[CompiledTemplate],
-) -> dict[str, tuple[tuple[str, str, int], ...]]:
-    """The distinct (file name, statement, entry) of each function, for `statements`."""
-    found: dict[str, set[tuple[str, str, int]]] = {}
+) -> dict[tuple[str, str], tuple[tuple[str, int], ...]]:
+    """(function, file name) -> the distinct (statement, entry) there, for `statements` (keyed
+    by both: a name like `forward` has thousands of asserts, over hundreds of files)."""
+    found: dict[tuple[str, str], set[tuple[str, int]]] = {}
     for e, entry in enumerate(entries):
         if entry.statement:
             for site in entry.sites:
                 name = site.module_path.rsplit("/", 1)[-1]
-                found.setdefault(site.function, set()).add((name, entry.statement, e))
-    return {function: tuple(sorted(v)) for function, v in found.items()}
+                found.setdefault((site.function, name), set()).add((entry.statement, e))
+    return {key: tuple(sorted(v)) for key, v in found.items()}
