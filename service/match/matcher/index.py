@@ -98,7 +98,7 @@ class MatchIndex:
     # traceback frame is looked up in (see `RaiseLines`).
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
     # (function, file name) -> (statement key, entry) of the sites with a `statement`.
-    statements: Mapping[tuple[str, str], tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    statements: Statements = field(default_factory=dict)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
