@@ -8,7 +8,7 @@ A frame whose traceback's message was matched already adds nothing.
 When the frame's line is no known site's (a release that was not ingested), the source line
 the traceback prints under the frame still tells a site that no message identifies (an assert,
 a missing key, a raise without a message): the file and function as the frame's, and the
-printed statement as the site's (`index.statement_key`).
+printed statement as the site's (`statements.statement_key`).
 """
 
 from __future__ import annotations

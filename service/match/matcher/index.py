@@ -82,7 +82,7 @@ class CompiledTemplate:
     snapshots: tuple[str, ...]  # labels in snapshot order
     roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
     # The failing statement as a traceback prints it, squeezed and without quotes
-    # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (source_lines).
+    # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (see `statements`).
     statement: str = ""
 
 
