@@ -37,7 +37,7 @@ EventKind = Literal["message", "guard", "site added", "site removed"]
 
 @dataclass(frozen=True)
 class Involvement:
-    """A flag linked to a site (see `ingest.links`), with its definition when it is known."""
+    """A flag linked to a site (see `errkb.ingest.flag_links`), with its definition if known."""
 
     flag: str
     dest: str

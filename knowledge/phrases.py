@@ -12,24 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from errkb.core.negation import NEGATED, negate
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder
 from errkb.knowledge.wording import cli_value
 from errkb.knowledge.words import parts, phrase, predicate, wordable
 
 MAX_CODE = 80
-_FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Eq: ast.NotEq,
-    ast.NotEq: ast.Eq,
-    ast.Is: ast.IsNot,
-    ast.IsNot: ast.Is,
-    ast.In: ast.NotIn,
-    ast.NotIn: ast.In,
-    ast.Lt: ast.GtE,
-    ast.GtE: ast.Lt,
-    ast.Gt: ast.LtE,
-    ast.LtE: ast.Gt,
-}
 _TYPES = {
     "str": "a string",
     "int": "an integer",
@@ -43,17 +32,6 @@ _TYPES = {
 }
 _MODULES = frozenset("torch np numpy math os sys re json enum typing".split())
 _VERB = {"is": "is", "has": "has", "use": "uses", "uses": "uses", "should": "should"}
-
-
-def negate(node: ast.expr) -> ast.expr:
-    """A test negated the way a person would write it (`x is None` for `not x is not None`)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
-        return ast.Compare(node.left, [_FLIP[type(node.ops[0])]()], node.comparators)
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        return ast.BoolOp(ast.And(), [negate(v) for v in node.values])
-    return ast.UnaryOp(ast.Not(), node)
 
 
 def code(text: str) -> str:
@@ -486,7 +464,7 @@ def _is_range(node: ast.Compare) -> bool:
 
 def _negatable(node: ast.expr) -> bool:
     if isinstance(node, ast.Compare):
-        return len(node.ops) == 1 and type(node.ops[0]) in _FLIP
+        return len(node.ops) == 1 and type(node.ops[0]) in NEGATED
     return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
 
 

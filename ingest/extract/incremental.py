@@ -16,8 +16,8 @@ fails the whole file as a full parse would (`symtable` also rejects a few scopin
 `ast.parse` lets through; then the file is parsed whole). A file with no cached unit is parsed
 whole, and its units cached. Any doubt
 (a split the parsed tree disagrees with) falls back to `extract_file`, which is always right;
-the records produced are the same either way (tests/test_incremental.py checks this on real
-sglang releases).
+the records produced are the same either way (tests/ingest/test_extract_incremental.py checks
+this on real sglang releases).
 """
 
 from __future__ import annotations

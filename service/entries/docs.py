@@ -5,7 +5,8 @@ and an ingest changes nearly every entry of its repo (the timeline moves with ea
 `errkb ingest` ends by building every entry once, in worker processes, and storing its JSON
 compressed in `entry_docs` with the content key it was built under. A server answers a
 first request for an entry from that row when the row's key is the current one, and otherwise
-builds the entry itself: a doc is never served stale, and a missing one costs only a build.
+builds the entry itself (`errkb.service.read.entries`, the read path): a doc is never served
+stale, and a missing one costs only a build.
 
 A chunk is written only if the content key did not move while it was built (generations only
 grow, and each is committed with its data), so a doc never mixes two ingests.
@@ -22,25 +23,22 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import sys
 import time
-import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from errkb.core.db import engine_from_settings, session_factory
-from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, unpack_stored
+from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary
 from errkb.core.errors import NotFound
 from errkb.core.lifeline import exit_with
 from errkb.core.packed import Packer, train
 from errkb.core.priority import lower_priority
 from errkb.core.settings import Settings
+from errkb.core.spawn import main_hidden
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.queries import (
     current_docs,
-    doc_body,
     drop_docs_except,
     entry_error_ids,
     write_docs,
@@ -63,12 +61,6 @@ def settings_variant(settings: Settings | None) -> str:
     if settings is None:
         return doc_variant("", "")
     return doc_variant(settings.public_url, settings.llm_model)
-
-
-def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str) -> bytes | None:
-    """The entry's JSON from its doc, if that was built under `key` and `variant`."""
-    body = doc_body(session, error_id, key, variant)
-    return unpack_stored(session, body) if body is not None else None
 
 
 def entry_json(session: DbSession, error_id: str, settings: Settings | None) -> bytes:
@@ -144,21 +136,9 @@ def _results(
     with ProcessPoolExecutor(
         processes, mp_context=context, initializer=_init_worker, initargs=(settings, os.getpid())
     ) as pool:
-        with _main_hidden():  # the processes start on these submits
+        with main_hidden():  # the processes start on these submits
             results = pool.map(_build_chunk, chunks, [key] * len(chunks))
         yield from results
-
-
-@contextmanager
-def _main_hidden() -> Iterator[None]:
-    """Processes started here do not import the main module (the CLI, pytest, a benchmark):
-    spawn would run it again in each, and the workers need only this module."""
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
 
 
 class _DocPacker:

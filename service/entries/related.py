@@ -5,7 +5,7 @@
 - shared flag: `error_flags` by (snapshot, dest);
 - similar message: the full-text index (`search_docs` with FTS5 or a GIN tsvector), any two of
   the message's five most distinctive words, then re-scored by word overlap.
-`ingest.knowledge.related.rank_related` picks at most eight with a reason each.
+`errkb.knowledge.related.rank_related` picks at most eight with a reason each.
 """
 
 from __future__ import annotations

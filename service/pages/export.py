@@ -20,7 +20,13 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from errkb.core.search.index import involved_flag_names
-from errkb.service.browse.queries import (
+from errkb.service.pages import contexts
+from errkb.service.pages.export_entries import write_entry_pages
+from errkb.service.pages.highlight import pygments_css
+from errkb.service.pages.render import STATIC
+from errkb.service.pages.urls import ExportLinks, flag_slug
+from errkb.service.read import DbSession
+from errkb.service.read.browse import (
     ModuleTree,
     class_counts,
     error_count,
@@ -29,18 +35,13 @@ from errkb.service.browse.queries import (
     flag_definitions,
     flag_errors,
     flag_summaries,
+    hits_for,
+    labels_by_id,
     module_tree,
     occurrence_rows,
     snapshot_labels,
 )
-from errkb.service.pages import contexts
-from errkb.service.pages.export_entries import write_entry_pages
-from errkb.service.pages.highlight import pygments_css
-from errkb.service.pages.render import STATIC
-from errkb.service.pages.urls import ExportLinks, flag_slug
-from errkb.service.queries import DbSession
-from errkb.service.search.queries import SearchResults, hits_for
-from errkb.service.snapshots.queries import labels_by_id
+from errkb.service.read.search import SearchResults
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 

@@ -1,10 +1,11 @@
 """The one search service behind `/` (HTML), `GET /api/errors` (JSON) and the browse pages.
 
 Matching uses the database's own full-text index (FTS5 on SQLite, a GIN-indexed tsvector on
-PostgreSQL) over text pre-tokenized by `service.search_terms`. Results are ordered by relevance tier
-(the query as an exact phrase in the message, then every phrase in the message, then paths or
-flags only) and within a tier by a key the index refresh computed once, not by a backend score,
-so SQLite and PostgreSQL return the same hits in the same order and cursors mean the same thing.
+PostgreSQL) over text pre-tokenized by `errkb.core.search.terms`. Results are ordered by
+relevance tier (the query as an exact phrase in the message, then every phrase in the message,
+then paths or flags only) and within a tier by a key the index refresh computed once, not by a
+backend score, so SQLite and PostgreSQL return the same hits in the same order and cursors mean
+the same thing.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ from fastapi import APIRouter, Query, Response
 
 from errkb.service.deps import SessionDep
 from errkb.service.http_cache import Fresh
-from errkb.service.snapshots.queries import list_snapshots
-from errkb.service.snapshots.schemas import SnapshotOut
+from errkb.service.read.browse import SnapshotOut, list_snapshots
 
 router = APIRouter()
 

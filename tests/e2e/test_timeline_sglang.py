@@ -1,0 +1,81 @@
+"""The exact timeline and site history of the reference error, from real releases 0.5.17–0.5.20
+ingested by the real pipeline: introduced in 0.5.18, moved from line 406 to 451 in 0.5.19,
+removed in 0.5.20."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kbcache import releases_kb_file
+from sqlalchemy.orm import Session
+
+from errkb.core.db import make_engine, session_factory
+from errkb.core.records import Segment, Template, error_id
+from errkb.service.entries.build import build_entry
+from errkb.service.entries.occurrences import occurrence_page
+
+pytestmark = pytest.mark.sglang
+
+RELEASES = ("0.5.17", "0.5.18", "0.5.19", "0.5.20")
+REFERENCE = (
+    "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "
+    "(no whole-envelope transfer scheme for the SWA sub-pool). Drop --enable-unified-memory "
+    "or run without PD."
+)
+REFERENCE_ID = error_id(
+    "sgl-project/sglang", "ValueError", Template((Segment("text", REFERENCE),), "literal")
+)
+PATH = "python/sglang/srt/mem_cache/kv_cache_configurator.py"
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    kb = releases_kb_file(RELEASES)
+    copy = tmp_path_factory.mktemp("history") / "kb.sqlite3"
+    copy.write_bytes(kb.read_bytes())
+    engine = make_engine(f"sqlite:///{copy}")
+    with session_factory(engine)() as s:
+        yield s
+    engine.dispose()
+
+
+def test_reference_timeline_is_exact(session: Session) -> None:
+    entry = build_entry(session, REFERENCE_ID)
+    tl = entry.timeline
+    assert [p.snapshot for p in tl.snapshots] == list(RELEASES)
+    assert (tl.introduced_in, tl.removed_in, tl.absent_before) == ("0.5.18", "0.5.20", "0.5.17")
+    assert tl.present_in == ["0.5.18", "0.5.19"]
+    assert "not raised since 0.5.20" in tl.summary
+    upgrade = [s for s in entry.explanation.solutions if s.kind == "upgrade"]
+    assert [s.snapshot for s in upgrade] == ["0.5.20"]
+
+
+def test_reference_site_history_has_its_line_move(session: Session) -> None:
+    entry = build_entry(session, REFERENCE_ID)
+    assert len(entry.sites) == 1
+    site = entry.sites[0]
+    assert (site.path, site.function) == (PATH, "KVCacheConfigurator._init_pools")
+    assert (site.first_snapshot, site.last_snapshot, site.snapshots) == ("0.5.18", "0.5.19", 2)
+    assert [(r.line, r.from_snapshot, r.to_snapshot) for r in site.lines] == [
+        (406, "0.5.18", "0.5.18"),
+        (451, "0.5.19", "0.5.19"),
+    ]
+    # Each code version is numbered as in the newest snapshot that has it.
+    newest = site.versions[0]
+    assert (newest.to_snapshot, newest.line) == ("0.5.19", 451)
+    assert newest.snippet.raise_start == 451
+    assert any("hybrid-SWA" in line for line in newest.snippet.lines)
+    assert newest.url is not None and newest.url.endswith(
+        f"/{PATH}#L451-L{newest.snippet.raise_end}"
+    )
+    assert entry.occurrences_total == 2 and [o.line for o in entry.occurrences] == [451]
+
+
+def test_every_occurrence_is_paged_newest_first(session: Session) -> None:
+    first = occurrence_page(session, REFERENCE_ID, cursor=None, limit=1)
+    assert (first.total, [o.snapshot for o in first.items]) == (2, ["0.5.19"])
+    assert first.next_cursor is not None
+    second = occurrence_page(session, REFERENCE_ID, cursor=first.next_cursor, limit=1)
+    assert [(o.snapshot, o.line) for o in second.items] == [("0.5.18", 406)]
+    assert second.next_cursor is None and second.items[0].snippet.raise_start == 406

@@ -1,0 +1,263 @@
+"""Guards in English, simplified; user inputs beyond flags; intent; the vocabulary in the pins.
+
+Hand-built sites, the default pins' glossary, no database.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from errkb.core.errors import ConfigError
+from errkb.core.records import Condition, Segment, Site, Snippet, Template, Vocabulary
+from errkb.ingest.pins import load_pins
+from errkb.knowledge import explain_error
+from errkb.knowledge.facts import Involvement
+from errkb.knowledge.guard import groups
+from errkb.knowledge.intent import intent
+from errkb.knowledge.values import raising_and_fixing
+
+ROOT = Path(__file__).resolve().parents[2]
+VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
+LAUNCH = "python -m sglang.launch_server --model-path <model>"
+
+
+def site(
+    conditions: list[Condition],
+    message: str = "bad",
+    path: str = "python/sglang/srt/x.py",
+    qualname: str = "f",
+) -> Site:
+    return Site(
+        "ValueError",
+        Template((Segment("text", message),), "literal"),
+        path,
+        1,
+        1,
+        qualname,
+        tuple(conditions),
+        Snippet(1, (), 1, 1),
+        "",
+    )
+
+
+def facts(s: Site, flags: list[Involvement] | None = None) -> list[str]:
+    ex = explain_error(s, flags or [], None, project="sglang", vocabulary=VOCAB)
+    return list(ex.facts.items)
+
+
+def test_reference_guard_reads_as_four_facts_with_the_glossary() -> None:
+    ref = site(
+        [
+            Condition(
+                "if", "get_memory().enable_unified_memory and req_to_token_pool is None", True, 1
+            ),
+            Condition("if", "self.mambaish_config is not None", False, 2),
+            Condition(
+                "elif",
+                "self.is_hybrid_swa and (not is_deepseek_v4(self.model_config.hf_config))",
+                True,
+                3,
+            ),
+            Condition(
+                "if",
+                "pd_enabled",
+                True,
+                4,
+                (("pd_enabled", "get_disagg().disaggregation_mode != 'null'"),),
+            ),
+        ],
+        qualname="KVCacheConfigurator._init_pools",
+    )
+    eum = Involvement("--enable-unified-memory", "enable_unified_memory", ("condition",), "on")
+    dm = Involvement(
+        "--disaggregation-mode", "disaggregation_mode", ("condition",), "ne", "'null'", "pd_enabled"
+    )
+    assert facts(ref, [eum, dm]) == [
+        "--enable-unified-memory is on",
+        "there is no request to token pool",
+        "the model is hybrid sliding-window attention (SWA), is not DeepSeek V4 "
+        "and has no Mamba-like configuration",
+        "prefill/decode (PD) disaggregation is enabled (--disaggregation-mode is not null)",
+    ]
+    # the example fix's note says the rest of the guard in the same words, not as code
+    needed = [dataclasses.replace(f, required=True) for f in (eum, dm)]
+    ex = explain_error(ref, needed, None, project="sglang", vocabulary=VOCAB, launch_command=LAUNCH)
+    assert ex.example_fix is not None and ex.example_fix.note is not None
+    assert (
+        "needs what the command line does not set: there is no request to token pool; the "
+        "model is hybrid" in ex.example_fix.note
+    ), ex.example_fix.note
+    assert "`" not in ex.example_fix.note, ex.example_fix.note
+
+
+def test_a_local_named_like_a_predicate_reads_as_what_it_stands_for() -> None:
+    """0.5.19's guard names the call `is_dsv4`: said as the call ("the model is not DeepSeek
+    V4"), never "DeepSeek-V4 is not is (...)"; `pd_enabled` keeps its name as the subject."""
+    dsv4 = (("is_dsv4", "is_deepseek_v4(self.model_config.hf_config)"),)
+    said = facts(site([Condition("elif", "self.is_hybrid_swa and (not is_dsv4)", True, 1, dsv4)]))
+    assert said == ["the model is hybrid sliding-window attention (SWA) and is not DeepSeek V4"]
+    pd = (("pd_enabled", "get_disagg().disaggregation_mode != 'null'"),)
+    (said_pd,) = facts(site([Condition("if", "pd_enabled", True, 1, pd)]))
+    assert said_pd.startswith("prefill/decode (PD) disaggregation is enabled ("), said_pd
+
+
+def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
+    s = site(
+        [
+            Condition("if", "a is not None and b and (not c)", False, 1),
+            Condition("elif", "a is None", True, 2),
+            Condition("if", "not (x or y)", True, 3),
+            Condition("if", "not not z", True, 4),
+        ]
+    )
+    got = [[ast.unparse(n) for n in g] for g in groups(s)]
+    # `not (a is not None and ...)` is implied by `a is None`; `not (x or y)` splits in two
+    assert got == [["a is None"], ["not x"], ["not y"], ["z"]]
+
+
+@pytest.mark.parametrize(
+    ("expr", "words"),
+    [
+        ("seconds_per_frame <= 0", "seconds per frame is zero or negative"),
+        ("not isinstance(stop, (str, list))", "stop is neither a string nor a list"),
+        ("len(prompts) != len(images)", "prompts and images differ in length"),
+        ("tp_size % pp_size != 0", "tensor parallelism size is not a multiple of pipeline"),
+        ("mode not in ('a', 'b')", 'mode is not "a" or "b"'),
+        ("(pixel_values is None) != (grid is None)", "only one of pixel values and grid is given"),
+        ("os.environ.get('SGLANG_FOO') == '1'", 'the environment variable SGLANG_FOO is "1"'),
+        ("hf_config.architectures[0] not in SUPPORTED", "the model's architectures setting"),
+        ("not 0 <= p <= 1", "p is outside the range from 0 to 1"),
+        ("name.startswith('x')", 'name starts with "x"'),
+    ],
+)
+def test_guards_in_english(expr: str, words: str) -> None:
+    (said,) = facts(site([Condition("if", expr, True, 1)]))
+    assert words in said and "`" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("expr", "resolved", "words"),
+    [
+        # an accumulator (`tokens = []`, appended to later) is said by its name, not as `[]`
+        ("not tokens", (("tokens", "[]"),), "tokens is unset or empty"),
+        # the model's config object itself, not one of its settings
+        ("quant_config is not None", (), "the model's quantization configuration is set"),
+        # a glossary "number of" at the end of a name, or before "of"
+        ("pool.layer_num != 0", (), "the layer number of pool is not 0"),
+        ("num_of_layers > 2", (), "number of layers is more than 2"),
+        # a local standing for an `or`, inside an `or`: one list, not "either either"
+        (
+            "skip or get_world_size() == 1",
+            (("skip", "self.skip_sequence_parallel or override"),),
+            "either the skip sequence parallel is set, or override is set, or the world size is 1",
+        ),
+    ],
+)
+def test_names_and_locals_in_english(
+    expr: str, resolved: tuple[tuple[str, str], ...], words: str
+) -> None:
+    (said,) = facts(site([Condition("if", expr, True, 1, resolved)]))
+    assert said == words
+
+
+def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None:
+    s = site(
+        [Condition("if", "not 0.0 < self.top_p <= 1.0", True, 1)],
+        "top_p must be in (0, 1], got {self.top_p}.",
+        "python/sglang/srt/sampling/sampling_params.py",
+        "SamplingParams.verify",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "request_field"
+    assert ex.solutions[0].kind == "request_field"
+    fix = next(f for f in ex.solutions if f.kind == "request_field")
+    assert fix.input == "top_p" and "of SamplingParams" in fix.text and "for example" in fix.text
+    assert ex.example_fix is not None
+    before, after = json.loads(ex.example_fix.before), json.loads(ex.example_fix.after)
+    assert not 0 < before["top_p"] <= 1 and 0 < after["top_p"] <= 1
+    assert ex.intent == "out_of_range"
+
+
+def test_an_environment_variable_gets_the_line_that_unsets_it() -> None:
+    s = site([Condition("if", "envs.SGLANG_ENABLE_X.get() and pp_size > 1", True, 1)])
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB, launch_command=LAUNCH)
+    fix = next(f for f in ex.solutions if f.kind == "environment")
+    assert fix.input == "SGLANG_ENABLE_X" and fix.command == "unset SGLANG_ENABLE_X"
+    assert ex.example_fix is not None
+    assert ex.example_fix.before == f"SGLANG_ENABLE_X=1 {LAUNCH}" and ex.example_fix.after == LAUNCH
+
+
+def test_the_model_or_hardware_is_named_and_an_internal_invariant_is_reported() -> None:
+    model = site([Condition("if", "self.model_config.hf_config.model_type == 'x'", True, 1)])
+    ex = explain_error(model, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "model_config"
+    assert ex.solutions[0].kind == "model" and "config.json (model_type)" in ex.solutions[0].text
+    assert "`self.model_config.hf_config.model_type == 'x'`" in ex.solutions[0].text
+    parallel = site([Condition("if", "self.tp_size % num_heads != 0", True, 1)])
+    ex = explain_error(parallel, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "hardware" and "parallelism" in ex.who_hits_it.text
+    assert "`self.tp_size % num_heads != 0`" in ex.solutions[0].text
+    package = site([Condition("if", "not is_flashinfer_available()", True, 1)])
+    ex = explain_error(package, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "dependency"
+    inner = site([Condition("if", "len(self._blocks) == 0", True, 1)], "no blocks")
+    ex = explain_error(
+        inner, [], None, project="sglang", vocabulary=VOCAB, web_url="https://github.com/o/p"
+    )
+    assert ex.who_hits_it.kind == "internal"
+    assert ex.solutions[0].kind == "report"
+    assert ex.solutions[0].url == "https://github.com/o/p/issues/new"
+
+
+def test_intent_never_contradicts_the_guard_or_the_message() -> None:
+    def of(message: str, expr: str) -> str | None:
+        node = ast.parse(expr, mode="eval").body
+        return intent(Template((Segment("text", message),), "literal"), [node])
+
+    # range words, but the guard tests emptiness: a missing value, not a range
+    assert of("no successful requests with positive latency", "not latencies") != "out_of_range"
+    assert of("x must be a string", "not isinstance(x, str)") == "wrong_type"
+    assert of("x must be positive", "x <= 0") == "out_of_range"
+    assert of("x must be set", "x is None") == "missing"
+    assert of("unknown mode {m}", "m not in MODES") == "unknown_choice"
+    assert of("{scope}: '{key}' must be a string", "not isinstance(v, str)") == "wrong_type"
+
+
+def test_values_that_hold_or_fail_a_test() -> None:
+    test = ast.parse("not 0.0 < p <= 1.0", mode="eval").body
+    is_p = lambda n: isinstance(n, ast.Name) and n.id == "p"  # noqa: E731
+    raising, fixing = raising_and_fixing([test], is_p) or (None, None)
+    assert raising is not None and not 0 < raising <= 1
+    assert fixing is not None and 0 < fixing <= 1
+    opaque = ast.parse("p > limit", mode="eval").body
+    assert raising_and_fixing([opaque], is_p) is None  # never guesses a value it cannot check
+
+
+def test_the_vocabulary_comes_from_the_pins(tmp_path: Path) -> None:
+    assert dict(VOCAB.glossary)["swa"] == "sliding-window attention (SWA)"
+    assert VOCAB.request_classes and VOCAB.env_prefixes == ("SGLANG_", "SGL_")
+    assert Vocabulary.from_json(VOCAB.to_json()) == VOCAB
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[repos]]\nname = "a"\n[repos.glossary]\n"Bad Key" = "x"\n')
+    with pytest.raises(ConfigError, match=r"repos\.0\.glossary: .*one lower-case name part"):
+        load_pins(bad)
+    bad.write_text('[[repos]]\nname = "a"\nrequest_classes = ["a:b:c"]\n')
+    with pytest.raises(ConfigError, match=r"repos\.0\.request_classes"):
+        load_pins(bad)
+
+
+def test_a_config_class_field_read_from_its_arguments_is_the_models_config() -> None:
+    s = site(
+        [Condition("if", "tie", True, 1, (("tie", "kwargs.pop('tie_word_embeddings', False)"),))],
+        "tie_word_embeddings is not supported for these models.",
+        "python/sglang/srt/configs/dbrx.py",
+        "DbrxConfig.__init__",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "model_config"
+    assert "tie_word_embeddings" in ex.who_hits_it.text

@@ -1,0 +1,119 @@
+"""`errkb export-site`: a page per error, a valid sitemap, no broken links, no live HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from html_check import heading_problems
+from linkcheck import check_site
+from pages_repo import XSS_MESSAGE, ingest_pages_repo
+from sqlalchemy import func, select
+
+from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Error
+from errkb.service.pages import export_entries
+from errkb.service.pages.export import export_site
+
+NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _error_ids(url: str) -> set[str]:
+    engine = make_engine(url)
+    with session_factory(engine)() as s:
+        ids = set(s.scalars(select(Error.id)))
+    engine.dispose()
+    return ids
+
+
+def _sitemap_locs(site: Path) -> list[str]:
+    tree = ET.parse(site / "sitemap.xml")
+    assert tree.getroot().tag == "{http://www.sitemaps.org/schemas/sitemap/0.9}urlset"
+    return [loc.text or "" for loc in tree.getroot().iterfind("s:url/s:loc", NS)]
+
+
+def test_small_export_is_complete_linked_and_escaped(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    monkeypatch.setattr(export_entries, "CHUNK", 3)  # several chunks in two processes
+    ingest_pages_repo(db_url, tmp_path / "src")
+    ids = _error_ids(db_url)
+    site = tmp_path / "site"
+    engine = make_engine(db_url)
+    with session_factory(engine)() as s:
+        stats = export_site(s, site, base_url="https://docs.example.org/kb/", workers=2)
+    engine.dispose()
+
+    assert stats.errors == len(ids)
+    assert {p.stem for p in (site / "errors").glob("*.html")} == ids
+    assert {p.stem for p in (site / "errors").glob("*.json")} == ids
+    report, facts = check_site(site)
+    assert report.broken == []
+    assert report.internal > 10 * len(ids)
+    locs = _sitemap_locs(site)
+    assert all(loc.startswith("https://docs.example.org/kb/") for loc in locs)
+    assert {f"https://docs.example.org/kb/errors/{i}.html" for i in ids} <= set(locs)
+    assert len(locs) == len(facts)  # every page is in the sitemap, nothing else
+    for rel, page in facts.items():
+        assert page.inline_scripts == 0 and page.inline_handlers == [], rel
+        assert heading_problems(page) == [], rel
+
+    xss_id = next(i for i in ids if XSS_MESSAGE in (site / "errors" / f"{i}.json").read_text())
+    html = (site / "errors" / f"{xss_id}.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert XSS_MESSAGE in facts[f"errors/{xss_id}.html"].text
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "<script>alert" not in text and "<img src=x" not in text, page
+    index = json.loads((site / "search-index.json").read_text())
+    assert {e["id"] for e in index["errors"]} == ids
+    assert XSS_MESSAGE in {e["message"] for e in index["errors"]}  # data; the JS sets textContent
+    assert facts["errors/" + xss_id + ".html"].canonical == (
+        f"https://docs.example.org/kb/errors/{xss_id}.html"
+    )
+
+
+@pytest.mark.sglang
+def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
+    """The real command on the real knowledge base: every error gets a page; links all resolve."""
+    site = tmp_path / "site"
+    env = {**os.environ, "ERRKB_DATABASE_URL": sglang_kb_url, "ERRKB_PUBLIC_URL": ""}
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "errkb"),
+            "export-site",
+            str(site),
+            "--base-url",
+            "https://errors.example.org",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    print(done.stdout.strip())
+    ids = _error_ids(sglang_kb_url)
+    assert len(ids) > 5000
+    assert {p.stem for p in (site / "errors").glob("*.html")} == ids
+    locs = _sitemap_locs(site)
+    assert {f"https://errors.example.org/errors/{i}.html" for i in ids} <= set(locs)
+    report, facts = check_site(site)
+    print(
+        f"link check: {report.pages} pages, {report.internal} internal links, "
+        f"{report.external} external, {len(report.broken)} broken"
+    )
+    assert report.broken == []
+    assert len(locs) == report.pages
+    engine = make_engine(sglang_kb_url)
+    with session_factory(engine)() as s:
+        assert s.execute(select(func.count()).select_from(Error)).scalar_one() == len(ids)
+    engine.dispose()
