@@ -255,14 +255,7 @@ def extract_by_units(
     ):
         found_flags, detail = flags_of(data, tree, plan.text, path, config)
     classes = class_defs(tree.body) if config.every_class else ()
-    result = FileResult(
-        status="ok",
-        sites=tuple(sites),
-        flags=found_flags,
-        detail=detail,
-        parsed=True,
-        classes=classes,
-    )
+    result = FileResult("ok", tuple(sites), found_flags, detail, True, classes)
     return result, rows
 
 
