@@ -25,6 +25,7 @@ from errkb.ingest import store
 from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
+from errkb.ingest.hierarchy import Hierarchy
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.progress import NoProgress, Progress
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer
@@ -51,6 +52,8 @@ class SnapshotSummary:
     prefiltered: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     sites: int = 0
+    # Sites per kind: {"raise": {class: n}, "indirect": n, "assert": n, "lookup": n}.
+    site_counts: dict[str, Any] = field(default_factory=dict)
     errors: int = 0
     new_errors: int = 0
     seconds: float = 0.0
@@ -127,6 +130,7 @@ def _ingest(
             sites, prepared, flags, statuses = _collect(
                 files, results, preparer, config, work.fresh_ids
             )
+            hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
             progress.advance(len(sites))
@@ -137,6 +141,7 @@ def _ingest(
     summary.read_cached = statuses.pop(_CACHED, 0)
     summary.skipped = dict(sorted(statuses.items()))
     summary.sites = len(sites)
+    summary.site_counts = site_counts(sites)
 
     progress.phase(f"{info.label}: storing", None)
     counts = {
@@ -145,6 +150,7 @@ def _ingest(
         "cache_hits": summary.cache_hits,
         "skipped": summary.skipped,
         "sites": summary.sites,
+        "site_counts": summary.site_counts,
         "seconds": round(time.perf_counter() - started, 3),
     }
     written = store.write_snapshot(
@@ -156,11 +162,19 @@ def _ingest(
         counts=counts,
         prepared=prepared,
         before_commit=job.before_commit,
+        chains={name: hierarchy.chain(name) for name in summary.site_counts.get("raise", {})},
     )
     if written is None:  # another process completed it meanwhile
         summary.status = "already ingested"
     else:
         summary.errors, summary.new_errors = written
+
+
+def site_counts(sites: Sequence[Site]) -> dict[str, Any]:
+    """How many sites of each kind, raises by class: what the ingest summary prints."""
+    by_class = Counter(s.exception for s in sites if s.kind == "raise")
+    kinds = Counter(s.kind for s in sites if s.kind != "raise")
+    return {"raise": dict(by_class.most_common()), **{k: kinds[k] for k in sorted(kinds)}}
 
 
 _PARSED, _CACHED = " parsed", " cached"  # not statuses of a FileResult

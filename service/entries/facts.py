@@ -66,6 +66,8 @@ def site_of(error: Error, occ: Occurrence) -> Site:
         ),
         raise_source=occ.raise_source,
         notes=_NOTES.validate_python(snip.get("notes") or {}),
+        kind=error.kind,
+        check=error.check_text or "",
     )
 
 

@@ -159,9 +159,4 @@ class Reader:
     ) -> SearchResults:
         """The first page of `GET /api/errors?q=&flag=&exception=`, ranked the same way."""
         with self.backing.sessions() as session:
-            if exception is None:
-                return search(session, q=query, flag=flag, limit=limit)
-            # The search has no class filter yet: take the widest page, keep the class asked for.
-            wide = search(session, q=query, flag=flag, limit=MAX_LIMIT)
-        items = [hit for hit in wide.items if hit.exception == exception]
-        return wide.model_copy(update={"items": items[:limit], "total": len(items), "limit": limit})
+            return search(session, q=query, flag=flag, limit=limit, exception=exception)

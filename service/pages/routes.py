@@ -28,6 +28,7 @@ from errkb.service.pages.urls import ServerLinks
 from errkb.service.read import entries
 from errkb.service.read.browse import (
     ModuleTrees,
+    class_counts,
     error_ids,
     flag_definitions,
     flag_summaries,
@@ -99,7 +100,11 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
 def _stats(session: SessionDep) -> dict[str, Any]:
     status = kb_status(session)
-    return {"errors": status.errors, "snapshots": status.snapshots}
+    return {
+        "errors": status.errors,
+        "snapshots": status.snapshots,
+        "classes": class_counts(session),
+    }
 
 
 def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
@@ -108,6 +113,7 @@ def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, 
         "snapshot": results.snapshot or "",
         "path": results.path or "",
         "flag": results.flag or "",
+        "exception": results.exception or "",
     }
     next_url = None
     if results.next_cursor:
@@ -125,6 +131,7 @@ def index_page(
     snapshot: str = "",
     path: str = "",
     flag: str = "",
+    exception: Annotated[str, Query(max_length=200)] = "",
     cursor: str = "",
     n: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
@@ -138,8 +145,9 @@ def index_page(
         flag=flag,
         limit=PAGE_SIZE,
         cursor=cursor or None,
+        exception=exception,
     )
-    searching = bool(q or snapshot or path or flag)
+    searching = bool(q or snapshot or path or flag or exception)
     page = contexts.index_page(
         _stats(session),
         results=results,

@@ -19,17 +19,24 @@ from errkb.service.read.search import CURSOR_PATTERN, MAX_LIMIT, SearchResults
 from errkb.service.read.search import search as search_errors
 
 router = APIRouter()
-SearchAsked = tuple[str, str, str | None, str | None, str | None, int, str | None]
+SearchAsked = tuple[str, str, str | None, str | None, str | None, int, str | None, str | None]
 
 
 def search_json(request: Request, version_key: str, asked: SearchAsked) -> bytes:
     """The search's JSON bytes, from the cache or run now (and kept under `version_key`)."""
-    _, q, snapshot, path, flag, limit, cursor = asked
+    _, q, snapshot, path, flag, limit, cursor, exception = asked
 
     def run() -> bytes:
         with request.app.state.sessions() as session:
             results = search_errors(
-                session, q=q, snapshot=snapshot, path=path, flag=flag, limit=limit, cursor=cursor
+                session,
+                q=q,
+                snapshot=snapshot,
+                path=path,
+                flag=flag,
+                limit=limit,
+                cursor=cursor,
+                exception=exception,
             )
         return results.model_dump_json().encode()
 
@@ -44,6 +51,10 @@ async def search(
     snapshot: Annotated[str | None, Query(description="snapshot label, e.g. 0.5.18")] = None,
     path: Annotated[str | None, Query(description="repo path prefix")] = None,
     flag: Annotated[str | None, Query(description="involved flag, e.g. --tp-size")] = None,
+    exception: Annotated[
+        str | None,
+        Query(max_length=200, description="exception class, or a base of it: RuntimeError"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
     cursor: Annotated[
         str | None, Query(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
@@ -51,7 +62,7 @@ async def search(
 ) -> Response:
     """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
     v = fresh_validators(request)  # 304 when the client's copy is current
-    asked: SearchAsked = ("search", q, snapshot, path, flag, limit, cursor)
+    asked: SearchAsked = ("search", q, snapshot, path, flag, limit, cursor, exception)
     cache: EntryCache = request.app.state.entries
     body = cache.get(v.version.key, asked)
     if body is None:  # run off the event loop: three queries and the hits' hydration
