@@ -39,8 +39,10 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 @router.get(
     "/api/errors/{error_id}",
     response_model=Entry,
-    responses={404: {"description": "Unknown error id, or not raised in that snapshot"}}
-    | NOT_MODIFIED,
+    responses={
+        404: {"description": "Unknown error id, or not raised in that snapshot"},
+        **NOT_MODIFIED,
+    },
 )
 async def get_error(
     request: Request,
