@@ -10,8 +10,9 @@ from __future__ import annotations
 from errkb.core.records import Site
 from errkb.knowledge import message
 from errkb.knowledge.commands import trigger_args
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.intent import INTENT_WORDS, Audience
+from errkb.knowledge.intent import INTENT_WORDS
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
 from errkb.knowledge.words import class_name, class_noun, phrase
@@ -106,31 +107,47 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Readi
     return Derived(text, tuple(prov))
 
 
-def who_hits_it(r: Reading) -> tuple[Audience, Derived]:
-    """The audience class and a sentence saying why."""
-    named = [f.flag if f.cli else f"the setting {f.dest}" for f in r.flags]
-    named += [
-        {"request_field": "request field ", "environment": "environment variable "}.get(i.kind, "")
-        + (i.name or i.owner)
-        for i in r.inputs
-        if i.kind in ("request_field", "environment")
-    ]
-    if r.audience == "user_input":
-        text = "Your input: it depends on " + ", ".join(dict.fromkeys(named)) + "."
-    elif r.audience == "model_or_hardware":
-        what = [i.name or i.owner for i in r.inputs if i.kind in ("model_config", "hardware")]
+_WHO_LEAD: dict[str, str] = {
+    "flag": "A flag you set",
+    "request_field": "A field of the request you sent",
+    "environment": "An environment variable where the server starts",
+    "model_config": "The model you serve: its configuration or weights",
+    "dependency": "The installed packages: one is missing or has another version",
+    "hardware": "The hardware, platform or parallelism settings in use",
+}
+
+
+def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
+    """The class of who hits it, a sentence saying why, and the evidence (the chains of names)."""
+    evidence = tuple(c.text for c in r.clues)
+    if r.audience in _WHO_LEAD:
+        first = [c.text for c in r.clues if c.kind == r.audience]
+        others = [c.text for c in r.clues if c.kind != r.audience]
+        text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(first[:3]) + "."
+        if others:
+            text += " The guard also depends on: " + "; ".join(others[:3]) + "."
+    elif r.audience == "internal":
         text = (
-            "The model or hardware in use: the guard reads " + ", ".join(dict.fromkeys(what)) + "."
+            f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "
+            "computes itself, so reaching it points to a bug or a case the code did not expect."
         )
     else:
-        text = (
-            "An internal invariant: no flag, request field, environment variable or model "
-            "setting is tested on the way to the raise."
+        inputs = (
+            "a flag, a request field, an environment variable, the model, the platform or a package"  # noqa: E501
         )
+        if r.clues:
+            names = r.clues[0].text.split(":")[0]
+            text = f"We could not tell which input leads here: the guard reads {names}, which "
+            text += f"could not be traced to {inputs}."
+        else:
+            text = (
+                "We could not tell which input leads here: the guard names no flag, request "
+                "field, environment variable, model setting, platform or package."
+            )
     prov: tuple[Provenance, ...] = (
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )
-    return r.audience, Derived(text, prov)
+    return r.audience, Derived(text, prov), evidence
 
 
 def trigger(

@@ -219,7 +219,7 @@ def condition_clauses(cond: Condition, flags: list[Involvement]) -> list[str]:
     if cond.kind == "except":
         return [f"{code(cond.expr)} was caught"]
     if cond.kind == "try":
-        return [] if cond.expr == "try" else [f"in the `{cond.expr}` part of a `try`"]
+        return [] if cond.expr.startswith("try") else [f"in the `{cond.expr}` part of a `try`"]
     if cond.kind == "case":
         return [code(cond.expr) if cond.holds else f"not {code(cond.expr)}"]
     try:

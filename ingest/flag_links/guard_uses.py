@@ -74,7 +74,7 @@ class _Analyzer:
         self.resolved = resolved
         # Uses found through a resolved name, by (name, required, via, depth): a name read
         # several times, or reached along several resolution chains, is expanded only once.
-        self._through: dict[tuple[str, bool, str | None, int], list[GuardUse]] = {}
+        self._through: dict[tuple[str, bool, str | None, int, bool], list[GuardUse]] = {}
 
     def _deref(self, node: ast.expr) -> tuple[ast.expr, str | None]:
         """A local name resolved to a flag read stands for that read (`tp = args.tp_size`)."""
@@ -133,13 +133,48 @@ class _Analyzer:
         self, node: ast.AST, required: bool, via: str | None, depth: int
     ) -> Iterator[GuardUse]:
         """Any read of a flag in a non-boolean position: its use is `other`."""
-        for child in ast.walk(node):
+        for child, built in _tested_parts(node):
             if (dest := self.reads.dest(child)) is not None:
                 yield GuardUse(dest, "other", None, required, via)
             elif isinstance(child, ast.Name) and child.id in self.resolved and depth < _MAX_DEPTH:
-                key = (child.id, required, via or child.id, depth + 1)
+                key = (child.id, required, via or child.id, depth + 1, built)
                 if (found := self._through.get(key)) is None:
                     sub = parse_expr(self.resolved[child.id])
-                    found = [] if sub is None else list(self.other(sub, *key[1:]))
+                    if sub is not None and built:
+                        sub = _built_object(sub)
+                    found = [] if sub is None else list(self.other(sub, *key[1:4]))
                     self._through[key] = found
                 yield from found
+
+
+def _built_object(node: ast.expr) -> ast.expr | None:
+    """What of a local's value a guard reads when it reads a part of it (`cfg.num_layers`): a
+    call's arguments only configure the object it builds (`AutoConfig.from_pretrained(path,
+    trust_remote_code=args.trust_remote_code)`), so they are not tested; the function is."""
+    return node.func if isinstance(node, ast.Call) else node
+
+
+def _tested_parts(node: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node a condition tests, with whether the guard reads only a part of it.
+
+    A flag passed to a call whose result the guard takes apart (`load(args.path).layers`,
+    `make(args.x)[0]`) is an input of what was built, not something the guard tests: such
+    arguments are skipped, which is what keeps a guard on a loaded config from linking to every
+    flag the loader was given.
+    """
+    todo: list[tuple[ast.AST, bool]] = [(node, False)]
+    while todo:
+        child, built = todo.pop()
+        yield child, built
+        if isinstance(child, ast.Attribute | ast.Subscript):
+            inner = child.value
+            if isinstance(inner, ast.Call):
+                todo.append((inner.func, False))
+                if isinstance(child, ast.Subscript):
+                    todo.append((child.slice, False))
+                continue
+            todo.append((inner, isinstance(inner, ast.Name)))
+            if isinstance(child, ast.Subscript):
+                todo.append((child.slice, False))
+            continue
+        todo.extend((c, False) for c in ast.iter_child_nodes(child))

@@ -12,9 +12,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from errkb.core.records import ConditionKind, FlagSide, Polarity, SegmentKind, SnapshotKind
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import ChangeKind, EventKind, FixKind, Provenance
 from errkb.knowledge.inputs import InputKind
-from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.intent import Intent
 from errkb.service.datetimes import UtcDatetime
 
 
@@ -75,6 +76,7 @@ class WhoHitsItOut(BaseModel):
     kind: Audience
     text: str
     provenance: list[Provenance] = Field(min_length=1)
+    evidence: list[str] = []  # each name the guard reads, traced to the input it comes from
 
 
 class InputOut(BaseModel):

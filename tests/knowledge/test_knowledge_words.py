@@ -173,7 +173,8 @@ def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None
         "SamplingParams.verify",
     )
     ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
-    assert ex.who_hits_it.kind == "user_input"
+    assert ex.who_hits_it.kind == "request_field"
+    assert ex.solutions[0].kind == "request_field"
     fix = next(f for f in ex.solutions if f.kind == "request_field")
     assert fix.input == "top_p" and "of SamplingParams" in fix.text and "for example" in fix.text
     assert ex.example_fix is not None
@@ -194,9 +195,17 @@ def test_an_environment_variable_gets_the_line_that_unsets_it() -> None:
 def test_the_model_or_hardware_is_named_and_an_internal_invariant_is_reported() -> None:
     model = site([Condition("if", "self.model_config.hf_config.model_type == 'x'", True, 1)])
     ex = explain_error(model, [], None, project="sglang", vocabulary=VOCAB)
-    assert ex.who_hits_it.kind == "model_or_hardware"
+    assert ex.who_hits_it.kind == "model_config"
     assert ex.solutions[0].kind == "model" and "config.json (model_type)" in ex.solutions[0].text
-    inner = site([Condition("if", "len(blocks) == 0", True, 1)], "no blocks")
+    assert "`self.model_config.hf_config.model_type == 'x'`" in ex.solutions[0].text
+    parallel = site([Condition("if", "self.tp_size % num_heads != 0", True, 1)])
+    ex = explain_error(parallel, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "hardware" and "parallelism" in ex.who_hits_it.text
+    assert "`self.tp_size % num_heads != 0`" in ex.solutions[0].text
+    package = site([Condition("if", "not is_flashinfer_available()", True, 1)])
+    ex = explain_error(package, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "dependency"
+    inner = site([Condition("if", "len(self._blocks) == 0", True, 1)], "no blocks")
     ex = explain_error(
         inner, [], None, project="sglang", vocabulary=VOCAB, web_url="https://github.com/o/p"
     )
@@ -240,3 +249,15 @@ def test_the_vocabulary_comes_from_the_pins(tmp_path: Path) -> None:
     bad.write_text('[[repos]]\nname = "a"\nrequest_classes = ["a:b:c"]\n')
     with pytest.raises(ConfigError, match=r"repos\.0\.request_classes"):
         load_pins(bad)
+
+
+def test_a_config_class_field_read_from_its_arguments_is_the_models_config() -> None:
+    s = site(
+        [Condition("if", "tie", True, 1, (("tie", "kwargs.pop('tie_word_embeddings', False)"),))],
+        "tie_word_embeddings is not supported for these models.",
+        "python/sglang/srt/configs/dbrx.py",
+        "DbrxConfig.__init__",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "model_config"
+    assert "tie_word_embeddings" in ex.who_hits_it.text

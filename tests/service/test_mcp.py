@@ -5,6 +5,7 @@ resource and prompt on a small ingested project, and a clear tool error for each
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -120,6 +121,19 @@ def test_resource_and_prompt(db_url: str, tmp_path: Path) -> None:
             await client.get_prompt("explain_traceback", {"traceback": " "})
 
     _run(db_url, tmp_path, check)
+
+
+def test_building_a_server_leaves_logging_alone() -> None:
+    """As in `errkb serve`, before uvicorn: a root logger with no handler stays without one."""
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    root.handlers.clear()  # pytest's own capture handlers would make basicConfig a no-op
+    try:
+        build_server(lambda: None, lambda _ctx: BASE)  # type: ignore[arg-type, return-value]
+        assert (root.handlers, root.level) == ([], level)
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
 
 
 BAD_ARGUMENTS = [
