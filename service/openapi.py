@@ -2,9 +2,10 @@
 
 Some answers are made outside the routes, so FastAPI cannot know of them: the NUL guard answers
 422 (a query parameter, declared or not) and 404 (a path parameter) before routing, the error
-handlers answer 500 on a crash, and the HTTP cache answers 304 to a conditional GET. A client
-built from the document, or Schemathesis checking answers against it, would meet statuses it
-was never told of. They are added here, in one place, to every operation that can give them.
+handlers answer 500 on a crash. A client built from the document, or Schemathesis checking
+answers against it, would meet statuses it was never told of. They are added here, in one
+place, to every operation; the routes that answer 304 to a conditional GET declare it
+themselves (`http_cache.NOT_MODIFIED`).
 """
 
 from __future__ import annotations
@@ -67,11 +68,6 @@ def added_responses(method: str, path: str) -> dict[str, dict[str, Any]]:
     }
     if "{" in path:
         out["404"] = _json("Nothing has this address (a NUL character in it included)", "Problem")
-    if method == "get":
-        out["304"] = {
-            "description": "The copy the client holds (If-None-Match / If-Modified-Since) is "
-            "current"
-        }
     return out
 
 

@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.http_cache import fresh_validators
+from errkb.service.http_cache import NOT_MODIFIED, fresh_validators
 from errkb.service.read import entries, history
 from errkb.service.read.entries import Entry
 from errkb.service.read.history import OCCURRENCE_CURSOR, OccurrencePage
@@ -39,7 +39,10 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 @router.get(
     "/api/errors/{error_id}",
     response_model=Entry,
-    responses={404: {"description": "Unknown error id, or not raised in that snapshot"}},
+    responses={
+        404: {"description": "Unknown error id, or not raised in that snapshot"},
+        **NOT_MODIFIED,
+    },
 )
 async def get_error(
     request: Request,

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from errkb.service.entries.cache import EntryCache
-from errkb.service.http_cache import fresh_validators
+from errkb.service.http_cache import NOT_MODIFIED, fresh_validators
 from errkb.service.read.search import CURSOR_PATTERN, MAX_LIMIT, SearchResults
 from errkb.service.read.search import search as search_errors
 
@@ -44,7 +44,7 @@ def search_json(request: Request, version_key: str, asked: SearchAsked) -> bytes
     return cache.get_or_build(version_key, asked, run)
 
 
-@router.get("/api/errors", response_model=SearchResults)
+@router.get("/api/errors", response_model=SearchResults, responses=NOT_MODIFIED)
 async def search(
     request: Request,
     q: Annotated[str, Query(max_length=500, description="words; a chunk is a phrase")] = "",
