@@ -89,6 +89,10 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         old = await client.call_tool("get_error", {"id": mamba.upper(), "version": "v1"})
         assert old.structured_content["source"]["snapshot"] == "v1"
 
+        nothing = await client.call_tool("match_error", {"text": "all went well"})
+        assert nothing.structured_content["matches"] == [] and not nothing.is_error
+        assert _text(nothing).startswith("No known error matches this text.")
+
         hits = await client.call_tool("search_errors", {"query": "does not support SWA"})
         assert hits.structured_content["items"][0]["id"] == swa
         flagged = await client.call_tool("search_errors", {"query": "", "flag": "--tp-size"})
