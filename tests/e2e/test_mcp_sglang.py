@@ -198,5 +198,6 @@ def test_get_error_agrees_with_the_json_api(sglang_kb_url: str, tmp_path: Path) 
                     assert not got.is_error, got.content
                     assert got.structured_content == shared_fields(api, base), error_id
                     assert len(got.content[0].text) <= 8000
+                    assert len(json.dumps(got.structured_content)) <= 8000
 
     anyio.run(main)
