@@ -6,6 +6,7 @@ lists the tools, matches the reference error's text, gets its entry and searches
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
