@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -88,6 +89,12 @@ def serve(
 
     from errkb.service.server import server_options
 
+    # The address is a setting too (the links of MCP answers and /mcp's Host check read it), and
+    # each server process reads its settings from the environment.
+    if host:
+        os.environ["ERRKB_HOST"] = host
+    if port:
+        os.environ["ERRKB_PORT"] = str(port)
     settings = Settings()
     _schema_ready(settings)
     options: dict[str, object] = {

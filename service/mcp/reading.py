@@ -25,7 +25,7 @@ from errkb.service.read.entries import Entry, entry_json
 from errkb.service.read.match_processes import MatchProcesses
 from errkb.service.read.matches import MatchOut
 from errkb.service.read.search import MAX_LIMIT, SearchResults, search
-from errkb.service.read.status import VersionTracker
+from errkb.service.read.status import EMPTY_KB, VersionTracker
 
 __all__ = ["MAX_LIMIT", "Backing", "EmptyKnowledgeBase", "Reader", "open_backing"]
 
@@ -94,10 +94,8 @@ class Reader:
                 self._labels = (key, snapshot_labels(session))
         labels = self._labels[1]
         if not labels:
-            raise EmptyKnowledgeBase(
-                "The knowledge base is empty: no release has been ingested yet. "
-                "Run `errkb ingest` on the server, then ask again."
-            )
+            # The same sentence as the server's 404s and /healthz, as a sentence of its own.
+            raise EmptyKnowledgeBase(EMPTY_KB[0].upper() + EMPTY_KB[1:] + ".")
         return labels
 
     def check_version(self, version: str | None) -> None:
