@@ -71,6 +71,26 @@ def example_source(ex: ExplanationOut) -> str:
     return "flags"
 
 
+def defect_counts(entries: dict[str, ExplanationOut]) -> Counter[str]:
+    """How many entries show each prose defect pattern (see tests/knowledge_checks.py)."""
+    from knowledge_checks import defects
+
+    counts: Counter[str] = Counter()
+    for ex in entries.values():
+        counts.update(defects(ex).keys())
+    return counts
+
+
+def print_defects(entries: dict[str, ExplanationOut]) -> None:
+    """The defect counts over every entry, each with its target."""
+    from knowledge_checks import DEFECTS
+
+    counts = defect_counts(entries)
+    print("prose defects (entries showing each; goal 0):")
+    for name in DEFECTS:
+        print(f"  {name:28} {share(counts[name], len(entries))}")
+
+
 def spurious_flag_link(text: str, flag: str | None) -> bool:
     """A flag solution quoting a guard that does not read the flag (nor a local holding it)."""
     if not flag or "the guard tests" not in text:
@@ -107,8 +127,8 @@ def main() -> None:
     parser.add_argument("--db", help="database URL (default: the tests' sglang knowledge base)")
     args = parser.parse_args()
     url = args.db
+    sys.path.insert(0, str(ROOT / "tests"))  # the kbcache builder and the defect detectors
     if url is None:
-        sys.path.insert(0, str(ROOT / "tests"))
         from kbcache import sglang_kb_file
 
         url = f"sqlite:///{sglang_kb_file()}"
@@ -161,6 +181,7 @@ def main() -> None:
     print("entries having a solution of each kind:")
     for kind, n in kinds.most_common():
         print(f"  {kind:14} {share(n, total)}")
+    print_defects(entries)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ client process, one request at a time:
 Every id and text is asked once both ways before timing, so both read warm caches. Each round
 times every question both ways, interleaved (MCP, then HTTP, per question), so machine load
 affects both sides alike. Prints per round the median latency of each, and over the rounds the
-median and range of the medians and of the ratio MCP / HTTP (goal: within 1.5x).
+median and range of the medians and of the ratio MCP / HTTP (goal: within 1.5x). Beside them,
+`tools/list` against `GET /healthz` (neither reads the database) shows how much of the
+difference is the protocol's own cost, both SDK ends included.
 
 Usage: .venv/bin/python bench/mcp.py [--db URL] [--ids N] [--rounds N]
 Without --db it uses a copy of the tests' cached 4-release sglang knowledge base (built by the
@@ -120,7 +122,17 @@ async def run(base: str, ids: list[str], texts: list[str], rounds: int) -> dict[
         async def http_match(text: str) -> object:
             return (await http.post("/api/match", content=text.encode())).raise_for_status()
 
-        kinds = {"get": (ids, mcp_get, http_get), "match": (texts, mcp_match, http_match)}
+        async def mcp_list(_: str) -> object:
+            return await mcp.list_tools()
+
+        async def http_health(_: str) -> object:
+            return (await http.get("/healthz")).raise_for_status()
+
+        kinds = {
+            "get": (ids, mcp_get, http_get),
+            "match": (texts, mcp_match, http_match),
+            "list": (ids, mcp_list, http_health),
+        }
         for items, *asks in kinds.values():  # warm both sides' caches, untimed
             for item in items:
                 for ask in asks:
@@ -170,10 +182,11 @@ def main() -> None:
             proc.terminate()
             proc.wait(30)
     print(f"\n{args.ids} questions of each kind per round, one at a time, warm caches:")
-    for kind in ("get", "match"):
+    for kind in ("get", "match", "list"):
         print(f"{kind:5} MCP   {spread(medians[f'{kind} mcp'], ' ms')}")
         print(f"{kind:5} HTTP  {spread(medians[f'{kind} http'], ' ms')}")
-        print(f"{kind:5} ratio {spread(medians[f'{kind} ratio'], 'x')} (goal <= 1.5x)")
+        goal = " (goal <= 1.5x)" if kind != "list" else " (tools/list against GET /healthz)"
+        print(f"{kind:5} ratio {spread(medians[f'{kind} ratio'], 'x')}{goal}")
 
 
 if __name__ == "__main__":

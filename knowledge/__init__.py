@@ -26,6 +26,8 @@ from errkb.knowledge.facts import (
 from errkb.knowledge.fixes import example_fix, solutions
 from errkb.knowledge.inputs import Input
 from errkb.knowledge.intent import Intent
+from errkb.knowledge.kinds import kind_note
+from errkb.knowledge.notes import with_constants
 from errkb.knowledge.reading import read_site
 
 
@@ -67,13 +69,19 @@ def explain_error(
     web_url: str | None = None,
 ) -> Explanation:
     """Explain one error from one of its sites, its involved flags and its timeline."""
+    site = with_constants(site)  # every quote of the message shows a constant's value
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who, evidence = who_hits_it(r)
+    meaning = what_it_means(site.exception, site, flags, r)
+    note = kind_note(site)  # what the kind of error means (kinds.py), said first
+    if note is not None:
+        meaning = Derived(f"{note.text} {meaning.text}", meaning.provenance)
     return Explanation(
-        what_it_means=what_it_means(site.exception, site, flags, r),
+        what_it_means=meaning,
         trigger=trigger(site, flags, launch_command, r),
         common_situations=common_situations(site, flags, tl, project, r),
-        solutions=tuple(
+        solutions=(() if note is None else note.fixes)
+        + tuple(
             solutions(
                 site,
                 flags,

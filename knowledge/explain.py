@@ -8,7 +8,7 @@ there; `common_situations` lists the situations the message, the flags and the h
 from __future__ import annotations
 
 from errkb.core.records import Site
-from errkb.knowledge import message
+from errkb.knowledge import message, notes
 from errkb.knowledge.commands import trigger_args
 from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
@@ -68,8 +68,11 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     cls = class_name(site.qualname)
     owner = class_noun(site.qualname, glossary) or cls
     named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
+    the_owner = "the " + owner if owner and owner != cls else owner
+    if act and owner and not named and " " not in act:  # `validate`: "validating the X"
+        return f"Raised while {act} {the_owner}"
     if act and owner and not named:
-        return f"Raised while {act} in {'the ' + owner if owner != cls else owner}"
+        return f"Raised while {act} in {the_owner}"
     if act:
         return f"Raised while {act}"
     func = site.qualname.rsplit(".", 1)[-1]
@@ -79,32 +82,74 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
 
 
-def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
-    """Where it is raised, under which facts (in words), the message's reason and its intent."""
-    facts = [f.text for f in r.facts]
-    text = _raised_where(site, r.glossary)
+_USER_WORDS = ("--", "the request", "the model", "environment variable", "running on")
+
+
+def _joined(facts: list[str]) -> str:
+    """Facts as one clause: "a, b and c", or "all of these hold: a; b; and c" when long."""
     if len(facts) == 1:
-        text += f", when {facts[0]}."
-    elif facts:
-        text += ", when all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1] + "."
-    else:
-        text += ", whenever that code runs: no condition guards the raise."
+        return facts[0]
+    if len(facts) <= 3 and not any("," in f or ";" in f for f in facts):
+        return ", ".join(facts[:-1]) + " and " + facts[-1]
+    return "all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1]
+
+
+def _why(site: Site) -> tuple[list[str], list[Provenance]]:
+    """Why the check exists: the message's reason, then the source's comment or docstring."""
+    out: list[str] = []
+    prov: list[Provenance] = []
     why = message.reason(site.template)
     if why:
-        text += f" The message gives the reason: {why}."
+        out.append(f"The message gives the reason: {why.replace('`', '')}.")
+        prov.append("derived:message")
+    for text, source in notes.reasons(site):
+        said = (
+            "A comment at the check says"
+            if source == "derived:comments"
+            else ("The function's documentation says")
+        )
+        out.append(f"{said}: “{text.replace('`', '')}”")
+        prov.append(source)
+    return out, prov
+
+
+def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
+    """What the user was doing (the activity, the inputs the guard tests, in words), why the
+    check exists, and what kind of problem the message reports. Code stays out: a test that has
+    no words is left to the source shown below it."""
+    worded = [f.text for f in r.facts if f.worded]
+    worded.sort(key=lambda t: not any(w in t for w in _USER_WORDS))  # the user's part first
+    quoted = len(r.facts) - len(worded)
+    text = _raised_where(site, r.glossary)
+    if worded:
+        text += ", when " + _joined(worded)
+        text += (
+            ", with one more check shown in the source"
+            if quoted == 1
+            else (f", with {quoted} more checks shown in the source" if quoted else "")
+        )
+        text += "."
+    elif quoted:
+        text += ", under a check that is shown in the source."
+    else:
+        text += ", whenever that code runs: no condition guards the raise."
+    prov: list[Provenance] = ["derived:conditions"]
+    why, why_prov = _why(site)
+    if why:
+        text += " " + " ".join(why)
+        prov += why_prov
     if r.intent:
         text += f" It reports {INTENT_WORDS[r.intent]}."
+        prov.append("derived:message")
     named = named_flags(site, flags)
     if named:
         text += f" It names {', '.join(named)}."
-    prov: list[Provenance] = ["derived:conditions"]
+        prov.append("derived:message")
     if flags:
         prov.append("derived:flags")
-    if why or r.intent or named:
-        prov.append("derived:message")
     if r.glossary and any(w in text for w in r.glossary.values()):
         prov.append("derived:glossary")
-    return Derived(text, tuple(prov))
+    return Derived(text, tuple(dict.fromkeys(prov)))
 
 
 _WHO_LEAD: dict[str, str] = {

@@ -18,6 +18,8 @@ Provenance = Literal[
     "derived:flags",
     "derived:history",
     "derived:glossary",
+    "derived:comments",  # the comment lines above or beside the raise and its guards
+    "derived:docstring",  # the enclosing function's docstring
     "ai",
 ]
 FixKind = Literal[
@@ -195,4 +197,5 @@ class RelatedError:
 
     id: str
     title: str
-    reason: str
+    reason: str  # the kind, for ranking: "same function", "shares --x", ...
+    detail: str = ""  # the reason in words a reader can use (see `related.reason_words`)

@@ -58,7 +58,7 @@ def request_fixes(r: Reading) -> list[Fix]:
             text = f"Change {where}: the error is raised when {need[0]}"
             text += f"; send a value for which {need[1]}"
         else:
-            text = f"Change {where}: the message is about it; send a value this code accepts"
+            text = f"Change {where}: the message is about it; send a value that it allows"
         if values is not None:
             text += f", for example {found.name}: {json.dumps(values[1])}"
         prov: tuple[Provenance, ...] = _PROV if need is not None else ("derived:message",)

@@ -16,6 +16,7 @@ from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder, site_inputs
 from errkb.knowledge.intent import Intent, intent
+from errkb.knowledge.notes import constant_values, glosses
 from errkb.knowledge.phrases import Speaker
 
 
@@ -64,7 +65,7 @@ def read_site(
     resolved = {k: v for c in site.conditions for k, v in c.resolved}
     finder = InputFinder(site, vocab)
     glossary = dict(vocab.glossary)
-    speaker = Speaker(flags, resolved, finder, glossary)
+    speaker = Speaker(flags, resolved, finder, glossary, constant_values(site), glosses(site))
     facts = guard.facts(site, speaker)
     groups = guard.groups(site)
     inputs = site_inputs(site, vocab)

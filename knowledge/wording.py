@@ -112,10 +112,13 @@ def activity(qualname: str) -> str | None:
     func = parts[-1]
     cls = parts[-2] if len(parts) > 1 and parts[-2][:1].isupper() else None
     if func in _SPECIAL:
-        return _SPECIAL[func].format(cls=f"`{cls}`" if cls else "the object")
+        return _SPECIAL[func].format(cls=cls or "object")
     if func[:1].isupper():
-        return f"in the body of class `{func}`"
+        return f"in the body of class {func}"
     words = [w for w in func.strip("_").split("_") if w]
+    if len(words) > 1 and words[0].lower() == "maybe":  # `maybe_download_x`: "downloading x"
+        then = activity(".".join([*parts[:-1], "_".join(words[1:])]))
+        return f"possibly {then}" if then else None
     if not words or words[0].lower() not in _VERBS:
         return None
     if words[0].lower() == "forward" and len(words) == 1:

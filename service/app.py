@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,9 +20,12 @@ from errkb.service.browse.trees import ModuleTrees
 from errkb.service.entries.cache import EntryCache
 from errkb.service.head import HeadAsGet
 from errkb.service.http_cache import NotModified, not_modified_response
+from errkb.service.openapi import install_openapi
 from errkb.service.problems import install_error_handlers
 from errkb.service.queries import VersionTracker
 from errkb.service.validation import RefuseNul
+
+log = logging.getLogger("uvicorn.error")  # uvicorn prints it with its own start-up lines
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,6 +44,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.engine = engine
         app.state.sessions = session_factory(engine)
         app.state.versions = VersionTracker(engine)
+        if app.state.versions.empty():  # a mistyped path serves nothing: say where it looked
+            where = engine.url.render_as_string(hide_password=True)
+            log.warning("the knowledge base at %s is empty: run `errkb ingest` to fill it", where)
         app.state.entries = EntryCache(settings.entry_cache_mb << 20)
         app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:
@@ -62,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.lifespan_contexts = []
 
     install_error_handlers(app)
+    install_openapi(app)
     app.add_middleware(RefuseNul)
 
     @app.exception_handler(NotModified)

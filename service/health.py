@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.read.status import ping
+from errkb.service.read.status import EMPTY_KB, ping
 from errkb.service.snapshots.routes import router as snapshots_router
 
 log = logging.getLogger("errkb.health")
@@ -34,9 +34,11 @@ router.include_router(snapshots_router)
 
 
 class Health(BaseModel):
-    """A healthy server's answer (the same bytes each time, so HEAD and GET agree)."""
+    """A healthy server's answer (the same bytes while the data stays, so HEAD and GET agree)."""
 
     status: Literal["ok"]
+    empty: bool = Field(description="true while nothing has been ingested: every lookup is a 404")
+    detail: str | None = Field(default=None, description="what an operator should know")
 
 
 class DatabaseWatch:
@@ -114,7 +116,9 @@ async def healthz(request: Request) -> Health:
     problem = watch.problem()
     if problem is not None:
         raise Unavailable(problem)
-    return Health(status="ok")
+    if request.app.state.kb_empty:
+        return Health(status="ok", empty=True, detail=EMPTY_KB)
+    return Health(status="ok", empty=False)
 
 
 def install_health(app: FastAPI) -> None:
@@ -128,6 +132,8 @@ def install_health(app: FastAPI) -> None:
         def check() -> None:
             with sessions() as session:
                 ping(session)
+            # Read here, off the event loop, like the round trip; /healthz and 404s use it.
+            app.state.kb_empty = app.state.versions.empty()
 
         watch = DatabaseWatch(check, period=settings.health_check_seconds)
         watch.check_now()

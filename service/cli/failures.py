@@ -12,6 +12,7 @@ import traceback
 from types import FrameType
 
 import typer
+from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from errkb.core.errors import BadInput, ConfigError, ErrkbError, NotFound, SourceError
@@ -56,6 +57,8 @@ def exit_code(exc: BaseException) -> int:
         return next((code for cls, code in _BY_CLASS if isinstance(exc, cls)), FAILED)
     if isinstance(exc, DBAPIError | OperationalError):
         return DATABASE
+    if isinstance(exc, ValidationError) and exc.title == "Settings":
+        return CONFIG
     if isinstance(exc, KeyboardInterrupt | typer.Abort):
         return INTERRUPTED
     if isinstance(exc, Terminated):
@@ -71,6 +74,8 @@ def one_line(exc: BaseException, database_url: str = "") -> str:
         cause = _first_line(str(exc.orig if isinstance(exc, DBAPIError) else exc))
         where = f" at {database_url}" if database_url else ""
         text = f"cannot use the database{where}: {cause} (check ERRKB_DATABASE_URL)"
+    elif isinstance(exc, ValidationError) and exc.title == "Settings":
+        text = _bad_setting(exc)
     elif isinstance(exc, KeyboardInterrupt | typer.Abort):
         text = "interrupted"
     elif isinstance(exc, Terminated):
@@ -91,6 +96,15 @@ def report(exc: BaseException, *, debug: bool, database_url: str = "") -> int:
         traceback.print_exception(exc, file=sys.stderr)
     print(one_line(exc, database_url), file=sys.stderr)
     return exit_code(exc)
+
+
+def _bad_setting(exc: ValidationError) -> str:
+    """The first invalid setting, named as the environment spells it."""
+    first = exc.errors()[0]
+    name = "ERRKB_" + "_".join(str(part) for part in first["loc"]).upper()
+    value = first.get("input")
+    shown = f" ({value!r})" if isinstance(value, str | int | float) else ""
+    return f"the setting {name}{shown} is not valid: {first['msg']}"
 
 
 def _first_line(text: str) -> str:

@@ -78,6 +78,13 @@ def ingest(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
     ] = False,
+    classes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--classes",
+            help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
+        ),
+    ] = None,
 ) -> None:
     """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
     # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
@@ -95,7 +102,9 @@ def ingest(
     started = time.perf_counter()
     try:
         pins = load_pins(pins_file or settings.resolved_pins_file)
-        engine = engine_from_settings(settings)
+        if dir is not None:  # a folder errkb cannot use fails before the database is touched
+            plan.folder_and_label(dir, label, named=bool(repo))
+        engine = engine_from_settings(settings, create_folders=True)
     except ErrkbError as exc:
         _error(exc.message)
         raise typer.Exit(exit_code(exc)) from exc
@@ -108,7 +117,7 @@ def ingest(
         except ErrkbError as exc:
             _error(exc.message)
             raise typer.Exit(exit_code(exc)) from exc
-        _ingest_each(planned, engine, settings, summaries, failures)
+        _ingest_each(planned, engine, settings, summaries, failures, tuple(classes or ()))
         _compact_after(engine, summaries)
     finally:
         downloads.close()
@@ -126,9 +135,11 @@ def _ingest_each(
     settings: Settings,
     summaries: list[SnapshotSummary],
     failures: list[str],
+    classes: tuple[str, ...] = (),
 ) -> None:
     """Ingest every planned source under a progress bar, in order with the releases skipped
-    meanwhile (`summaries` gets both); a failed source is noted in `failures`, not fatal."""
+    meanwhile (`summaries` gets both); a failed source is noted in `failures`, not fatal.
+    `classes` limits each source to raises of those classes (`--classes`)."""
     from errkb.ingest.pipeline import Job, ingest_snapshot
 
     job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
@@ -145,6 +156,8 @@ def _ingest_each(
             try:
                 source = make_source()
                 try:
+                    if classes:
+                        repo_pin = repo_pin.only(classes)
                     config = repo_pin.extract_config(settings.max_file_bytes)
                     summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
                 finally:

@@ -8,6 +8,7 @@ prints the full record of every snapshot instead, for programs.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,11 @@ def totals_text(
     failures: int = 0,
     downloads: DownloadTotals | None = None,
 ) -> str:
-    """The ingest in a few plain sentences: snapshots, files, sites, errors and time."""
+    """The ingest in a few plain sentences: snapshots, files, sites, errors and time.
+
+    The files' four counts add up to the files read: each file is parsed, from the cache,
+    without the exception's name, or skipped.
+    """
     written = [s for s in summaries if s.status == "ingested"]
     stored = len(summaries) - len(written)
     head = f"{_plural(len(summaries) + failures, 'snapshot')}: {len(written):,} ingested"
@@ -51,15 +56,18 @@ def totals_text(
     skipped = sum(sum(s.skipped.values()) for s in written)
     files = (
         f"{_plural(sum(s.files for s in written), 'file')} read: "
-        f"{sum(s.files_parsed for s in written):,} parsed, "
-        f"{sum(s.cache_hits for s in written):,} from the cache, "
-        f"{sum(s.prefiltered for s in written):,} without the exception's name, "
+        f"{sum(s.read_parsed for s in written):,} parsed, "
+        f"{sum(s.read_cached for s in written):,} from the cache, "
+        f"{sum(s.prefiltered for s in written):,} without a possible site, "
         f"{skipped:,} skipped."
     )
     found = (
-        f"{_plural(sum(s.sites for s in written), 'raise site')}, "
+        f"{_plural(sum(s.sites for s in written), 'site')}, "
         f"{_plural(sum(s.new_errors for s in written), 'new error')}."
     )
+    kinds = kinds_text(written)
+    if kinds:
+        found += "\n" + kinds
     took = f"Took {seconds:.1f} s"
     if downloads is not None and downloads.releases:
         took += (
@@ -67,6 +75,38 @@ def totals_text(
             f"({downloads.bytes / 1e6:,.1f} MB) in {downloads.seconds:.1f} s of transfer"
         )
     return f"{head}.\n{files}\n{found}\n{took}."
+
+
+SHOWN_CLASSES = 12  # classes named in the summary; the rest are summed
+
+
+def kinds_text(written: list[SnapshotSummary]) -> str:
+    """The sites of the snapshots written, per class and kind, in a sentence or two."""
+    by_class: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    for s in written:
+        by_class.update(s.site_counts.get("raise", {}))
+        kinds.update({k: v for k, v in s.site_counts.items() if k != "raise"})
+    if not by_class and not kinds:
+        return ""
+    top = by_class.most_common(SHOWN_CLASSES)
+    parts = [f"{name} {n:,}" for name, n in top]
+    rest = sum(by_class.values()) - sum(n for _, n in top)
+    if rest:
+        others = len(by_class) - len(top)
+        parts.append(f"{rest:,} of {others:,} other class{'' if others == 1 else 'es'}")
+    text = f"Raises by class: {', '.join(parts)}." if parts else ""
+    extra = [
+        _plural(kinds[k], word)
+        for k, word in (("assert", "assert"), ("lookup", "missing-key lookup"))
+        if kinds[k]
+    ]
+    if kinds["indirect"]:
+        indirect = _plural(kinds["indirect"], "indirect raise")
+        extra.append(f"{indirect} (their class is known only at run time)")
+    if extra:
+        text += (" " if text else "") + f"Also {', '.join(extra)}."
+    return text
 
 
 def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
@@ -83,8 +123,8 @@ def summary_table(summaries: list[SnapshotSummary], seconds: float) -> Table:
         table.add_row(
             label,
             f"{s.files:,}",
-            f"{s.files_parsed:,}",
-            f"{s.cache_hits:,}",
+            f"{s.read_parsed:,}",
+            f"{s.read_cached:,}",
             f"{sum(s.skipped.values()):,}",
             f"{s.sites:,}",
             f"{s.errors:,}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -17,8 +18,14 @@ from errkb.service.cli.ingest import ingest
 from errkb.service.cli.match import match
 from errkb.service.cli.show import show
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="errkb: error knowledge base")
-db_app = typer.Typer(no_args_is_help=True, help="Database schema commands")
+# Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="errkb: error knowledge base",
+)
+db_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Database schema commands")
 app.add_typer(db_app, name="db")
 app.command()(ingest)
 app.command()(show)
@@ -63,7 +70,7 @@ def _database_url() -> str:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every migration to the configured database."""
-    engine = engine_from_settings(Settings())
+    engine = engine_from_settings(Settings(), create_folders=True)  # asked to make it: may create
     upgrade(engine)
     engine.dispose()
     typer.echo("database at head")
@@ -82,6 +89,12 @@ def serve(
 
     from errkb.service.server import server_options
 
+    # The address is a setting too (the links of MCP answers and /mcp's Host check read it), and
+    # each server process reads its settings from the environment.
+    if host:
+        os.environ["ERRKB_HOST"] = host
+    if port:
+        os.environ["ERRKB_PORT"] = str(port)
     settings = Settings()
     _schema_ready(settings)
     options: dict[str, object] = {
@@ -92,8 +105,16 @@ def serve(
     }
     processes = workers or settings.serve_workers
     if processes > 1:
-        # Each worker builds its own app from the environment's settings, as uvicorn requires.
-        uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
+        # Each process builds its own app from the environment's settings, on its own socket.
+        from errkb.service.processes import serve_processes
+
+        serve_processes(
+            SERVICE_FACTORY,
+            str(options.pop("host")),
+            int(str(options.pop("port"))),
+            processes,
+            options,
+        )
         return
     from errkb.service.app import create_app
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from errkb.core.builtin_classes import builtin_chain
 from errkb.core.errors import NotFound
 from errkb.core.models import SiteBody, Snapshot
 from errkb.core.records import FlagLink, flag_links
@@ -107,6 +108,9 @@ def build_entry(
         message=error.message,
         title=error.title,
         exception=error.exception,
+        exception_chain=list(error.chain or builtin_chain(error.exception)),
+        kind=error.kind,
+        check=error.check_text,
         repo=RepoOut(name=repo.name, web_url=repo.web_url),
         template=[asdict(s) for s in site.template.segments],  # type: ignore[misc]
         form=error.form,
@@ -122,7 +126,9 @@ def build_entry(
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
         related=[
-            RelatedOut(id=r.id, title=r.title, reason=r.reason, url=f"{base}/errors/{r.id}")
+            RelatedOut(
+                id=r.id, title=r.title, reason=r.reason, why=r.detail, url=f"{base}/errors/{r.id}"
+            )
             for r in related
         ],
         provenance=_provenance(repo.name, [shown, present[0], present[-1]]),

@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.http_cache import fresh_validators
+from errkb.service.http_cache import NOT_MODIFIED, fresh_validators
 from errkb.service.read import entries, history
 from errkb.service.read.entries import Entry
 from errkb.service.read.history import OCCURRENCE_CURSOR, OccurrencePage
@@ -23,6 +23,11 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+            if stored is not None:
+                return stored
         with request.app.state.sessions() as session:
             return entries.entry_json(
                 session, error_id, key=version_key, snapshot=snapshot, settings=settings
@@ -34,7 +39,10 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 @router.get(
     "/api/errors/{error_id}",
     response_model=Entry,
-    responses={404: {"description": "Unknown error id, or not raised in that snapshot"}},
+    responses={
+        404: {"description": "Unknown error id, or not raised in that snapshot"},
+        **NOT_MODIFIED,
+    },
 )
 async def get_error(
     request: Request,

@@ -260,6 +260,7 @@ class RelatedOut(BaseModel):
     id: str
     title: str
     reason: str  # "same function", "shares --tp-size", "same file", "same class", "similar message"
+    why: str = ""  # the reason in words: "raised just before this one in the same function, …"
     url: str
 
 
@@ -300,6 +301,13 @@ class Entry(BaseModel):
     message: str  # display form, placeholders shown as {expr}
     title: str
     exception: str
+    # The class and its bases, nearest first, as far as the code and Python's builtins tell
+    # (["FooError", "ValueError", "Exception", "BaseException"]).
+    exception_chain: list[str] = []
+    # How it is raised: "raise", "indirect" (class known at run time), "assert", "lookup"
+    # (a missing key); `check` is what must hold: the assert's condition, the subscript.
+    kind: str = "raise"
+    check: str | None = None
     repo: RepoOut
     template: list[SegmentOut]
     form: str

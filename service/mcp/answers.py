@@ -83,7 +83,7 @@ class MatchItem(BaseModel):
 
     id: str
     exception: str
-    message: str = Field(description="the message template, cut to 300 characters")
+    message: str = Field(description="the message template, cut to 240 characters")
     score: float = Field(description="0-1; >= 0.8: the message is shown; < 0.5: a weak guess")
     versions: list[str] = Field(
         description="ingested versions consistent with the text (the newest 10 of them)"
@@ -171,12 +171,12 @@ def match_item(m: MatchOut, entry: Entry, base: str) -> MatchItem:
     return MatchItem(
         id=m.id,
         exception=entry.exception,
-        message=cut(entry.message, 300),
+        message=cut(entry.message, 240),
         score=round(m.score, 3),
         versions=m.snapshots[-10:],
         raised_in=entry.timeline.summary.split(";")[0],
-        who_hits_it=cut(x.who_hits_it.text, 200) if x.who_hits_it else None,
-        first_solution=cut(first.text + (f" ({first.command})" if first.command else ""), 300),
+        who_hits_it=cut(x.who_hits_it.text, 160) if x.who_hits_it else None,
+        first_solution=cut(first.text + (f" ({first.command})" if first.command else ""), 240),
         page_url=absolute(base, entry.page_url),
     )
 

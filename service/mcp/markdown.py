@@ -71,7 +71,9 @@ def error_markdown(d: ErrorDetails) -> str:
 def match_markdown(answer: MatchAnswer) -> str:
     """The matches in at most `MATCH_BUDGET` characters, each with the way to its entry."""
     if not answer.matches:
-        return answer.note or "No known error matches this text."
+        found = "No known error matches this text. "
+        hint = "If it comes from sglang, try search_errors with words from its message."
+        return found + hint + (f" {answer.note}" if answer.note else "")
     lines = [f"{len(answer.matches)} known error(s) match, best first:"]
     for m in answer.matches:
         item = [
@@ -96,7 +98,7 @@ def match_markdown(answer: MatchAnswer) -> str:
 def search_markdown(answer: SearchAnswer) -> str:
     """The hits of a search, one line each."""
     if not answer.items:
-        return "No error matches this search."
+        return "No error matches this search: try fewer or other words, or no filter."
     lines = [f"{answer.total} error(s) found; the first {len(answer.items)}:"]
     for h in answer.items:
         newest = h.versions[-1] if h.versions else "?"

@@ -25,7 +25,7 @@ from errkb.service.read.entries import Entry, entry_json
 from errkb.service.read.match_processes import MatchProcesses
 from errkb.service.read.matches import MatchOut
 from errkb.service.read.search import MAX_LIMIT, SearchResults, search
-from errkb.service.read.status import VersionTracker
+from errkb.service.read.status import EMPTY_KB, VersionTracker
 
 __all__ = ["MAX_LIMIT", "Backing", "EmptyKnowledgeBase", "Reader", "open_backing"]
 
@@ -94,10 +94,8 @@ class Reader:
                 self._labels = (key, snapshot_labels(session))
         labels = self._labels[1]
         if not labels:
-            raise EmptyKnowledgeBase(
-                "The knowledge base is empty: no release has been ingested yet. "
-                "Run `errkb ingest` on the server, then ask again."
-            )
+            # The same sentence as the server's 404s and /healthz, as a sentence of its own.
+            raise EmptyKnowledgeBase(EMPTY_KB[0].upper() + EMPTY_KB[1:] + ".")
         return labels
 
     def check_version(self, version: str | None) -> None:
@@ -159,9 +157,4 @@ class Reader:
     ) -> SearchResults:
         """The first page of `GET /api/errors?q=&flag=&exception=`, ranked the same way."""
         with self.backing.sessions() as session:
-            if exception is None:
-                return search(session, q=query, flag=flag, limit=limit)
-            # The search has no class filter yet: take the widest page, keep the class asked for.
-            wide = search(session, q=query, flag=flag, limit=MAX_LIMIT)
-        items = [hit for hit in wide.items if hit.exception == exception]
-        return wide.model_copy(update={"items": items[:limit], "total": len(items), "limit": limit})
+            return search(session, q=query, flag=flag, limit=limit, exception=exception)

@@ -9,6 +9,7 @@ errors (`isError`) with one plain sentence, never a traceback.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
@@ -112,9 +113,15 @@ def build_server(
     reader_of: Callable[[], Reader], base_url_of: Callable[[Context], str]
 ) -> MCPServer[Any]:
     """An MCP server over the read side; `reader_of` gives the reader once the backing is up."""
+    # The SDK's constructor configures the root logger (logging.basicConfig with its own
+    # handler); a server built inside errkb's app must leave the process's logging as it was.
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     server: MCPServer[Any] = MCPServer(
         "errkb", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
     )
+    root.setLevel(level)
+    root.handlers[:] = handlers
     q = Questions(reader_of, base_url_of)
     _add_tools(server, q)
     _add_resource_and_prompt(server, q)

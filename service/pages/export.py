@@ -28,6 +28,7 @@ from errkb.service.pages.urls import ExportLinks, flag_slug
 from errkb.service.read import DbSession
 from errkb.service.read.browse import (
     ModuleTree,
+    class_counts,
     error_count,
     error_ids,
     error_summaries,
@@ -106,7 +107,11 @@ def export_site(
     index = _search_index(session)
     out.write("search-index.json", json.dumps(index, separators=(",", ":")), page=False)
     page = contexts.index_page(
-        {"errors": len(ids), "snapshots": snapshot_labels(session)},
+        {
+            "errors": len(ids),
+            "snapshots": snapshot_labels(session),
+            "classes": class_counts(session),
+        },
         results=None,
         search_index_url="search-index.json",
         canonical=_canonical(base, "index.html"),

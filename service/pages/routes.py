@@ -28,6 +28,7 @@ from errkb.service.pages.urls import ServerLinks
 from errkb.service.read import entries
 from errkb.service.read.browse import (
     ModuleTrees,
+    class_counts,
     error_ids,
     flag_definitions,
     flag_summaries,
@@ -43,7 +44,8 @@ PAGE_SIZE = 20
 
 
 def _links(request: Request) -> ServerLinks:
-    return ServerLinks(request.scope.get("root_path", ""))
+    empty = request.app.state.versions.empty()
+    return ServerLinks(request.scope.get("root_path", ""), empty=empty)
 
 
 def _canonical(request: Request, public_url: str, path: str) -> str:
@@ -78,10 +80,17 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
-        with request.app.state.sessions() as session:  # the same entry as the JSON route's
-            entry = entries.entry(
-                session, error_id, key=version_key, snapshot=snapshot, settings=settings
-            )
+        stored = None
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+        if stored is not None:
+            entry = entries.Entry.model_validate_json(stored)
+        else:
+            with request.app.state.sessions() as session:  # the same entry as the JSON route's
+                entry = entries.entry(
+                    session, error_id, key=version_key, snapshot=snapshot, settings=settings
+                )
         canonical = f"{canonical_base}/errors/{entry.id}"
         return render_entry(entry, links=_links(request), canonical=canonical).encode()
 
@@ -91,7 +100,11 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
 def _stats(session: SessionDep) -> dict[str, Any]:
     status = kb_status(session)
-    return {"errors": status.errors, "snapshots": status.snapshots}
+    return {
+        "errors": status.errors,
+        "snapshots": status.snapshots,
+        "classes": class_counts(session),
+    }
 
 
 def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
@@ -100,6 +113,7 @@ def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, 
         "snapshot": results.snapshot or "",
         "path": results.path or "",
         "flag": results.flag or "",
+        "exception": results.exception or "",
     }
     next_url = None
     if results.next_cursor:
@@ -117,6 +131,7 @@ def index_page(
     snapshot: str = "",
     path: str = "",
     flag: str = "",
+    exception: Annotated[str, Query(max_length=200)] = "",
     cursor: str = "",
     n: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
@@ -130,8 +145,9 @@ def index_page(
         flag=flag,
         limit=PAGE_SIZE,
         cursor=cursor or None,
+        exception=exception,
     )
-    searching = bool(q or snapshot or path or flag)
+    searching = bool(q or snapshot or path or flag or exception)
     page = contexts.index_page(
         _stats(session),
         results=results,

@@ -7,6 +7,7 @@ again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,6 +30,8 @@ PROVENANCE_WORDS: dict[str, str] = {
     "derived:flags": "the flag definitions",
     "derived:history": "the version history",
     "derived:glossary": "the project's glossary",
+    "derived:comments": "the comments beside the code",
+    "derived:docstring": "the function's docstring",
     "ai": "AI-assisted",
 }
 
@@ -202,14 +205,25 @@ def code_spans(text: str) -> Markup:
     return Markup("").join(out)
 
 
+# A space-separated word starting with `--`, without the punctuation that ends it (the shortest
+# run followed only by `.,;:)` up to the word's end).
+_FLAG_WORD = re.compile(r"(?:(?<= )|^)(--[^ ]*?)(?=[.,;:)]*(?: |\Z))")
+
+
 def _flags_as_code(text: str) -> Markup:
-    """Escaped text with `--flag` words in <code> (so a flag never breaks at its hyphens)."""
-    words = []
-    for word in text.split(" "):
-        core = word.rstrip(".,;:)")
-        if core.startswith("--") and len(core) > 2:
-            tail = word[len(core) :]
-            words.append(Markup('<code class="flag">') + escape(core) + Markup("</code>") + tail)
-        else:
-            words.append(escape(word))
-    return Markup(" ").join(words)
+    """Escaped text with `--flag` words in <code> (so a flag never breaks at its hyphens).
+
+    One regular-expression pass over the text: escaping and joining it word by word was a fifth
+    of the time a page took to render (profiled).
+    """
+    out: list[str] = []
+    done = 0
+    for found in _FLAG_WORD.finditer(text):
+        flag = found.group(1)
+        if len(flag) <= 2:  # a bare `--` is a dash, not a flag
+            continue
+        out.append(escape(text[done : found.start(1)]))
+        out.append(f'<code class="flag">{escape(flag)}</code>')
+        done = found.end(1)
+    out.append(escape(text[done:]))
+    return Markup("".join(out))

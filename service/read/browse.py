@@ -10,6 +10,7 @@ from __future__ import annotations
 from errkb.service.browse.queries import (
     FlagSummary,
     ModuleTree,
+    class_counts,
     crumbs,
     error_count,
     error_ids,
@@ -31,6 +32,7 @@ __all__ = [
     "ModuleTree",
     "ModuleTrees",
     "SnapshotOut",
+    "class_counts",
     "crumbs",
     "error_count",
     "error_ids",

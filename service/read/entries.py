@@ -10,13 +10,14 @@ the page and the CLI read the same bytes under the same settings.
 from __future__ import annotations
 
 from errkb.core.dictionaries import unpack_stored
+from errkb.core.packed import dictionary_of, is_known, unpack
 from errkb.core.settings import Settings
 from errkb.service.entries.ai import enrich
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.docs import settings_variant
-from errkb.service.entries.queries import doc_body
+from errkb.service.entries.queries import doc_body, doc_body_direct
 from errkb.service.entries.schemas import AiExplanationOut, Entry
-from errkb.service.queries import DbSession
+from errkb.service.queries import DbEngine, DbSession
 
 __all__ = [
     "AiExplanationOut",
@@ -25,6 +26,7 @@ __all__ = [
     "entry",
     "entry_json",
     "stored_entry_json",
+    "stored_json_now",
 ]
 
 
@@ -32,6 +34,22 @@ def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str)
     """The entry's JSON from its doc, if that was built under `key` and `variant`."""
     body = doc_body(session, error_id, key, variant)
     return unpack_stored(session, body) if body is not None else None
+
+
+def stored_json_now(
+    engine: DbEngine, error_id: str, key: str, settings: Settings | None
+) -> bytes | None:
+    """The default view's stored JSON in one cursor read, without a session, when this process
+    knows its dictionary already; None sends the caller to `entry_json` / `entry`, which load
+    the dictionary or build the entry.
+
+    Each server process reads every entry once this way before its cache holds it; through the
+    ORM that read cost about 0.6 ms of CPU, most of it building the statement (profiled).
+    """
+    body = doc_body_direct(engine, error_id, key, settings_variant(settings))
+    if body is None or not is_known(dictionary_of(body)):
+        return None
+    return unpack(body)
 
 
 def _stored(

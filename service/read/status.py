@@ -13,7 +13,7 @@ from errkb.service.queries import DbSession, VersionTracker, ping, session_kb_ke
 
 # VersionTracker: the content key every cached answer is keyed by, for a process that keeps
 # answers (a server, `errkb mcp`).
-__all__ = ["KbStatus", "VersionTracker", "content_key", "kb_status", "ping"]
+__all__ = ["EMPTY_KB", "KbStatus", "VersionTracker", "content_key", "kb_status", "ping"]
 
 
 @dataclass(frozen=True)
@@ -32,3 +32,7 @@ def kb_status(session: DbSession) -> KbStatus:
 def content_key(session: DbSession) -> str:
     """The content key as the session's transaction sees it: stored entry docs are keyed by it."""
     return session_kb_key(session)
+
+
+# What a server on an empty knowledge base says in its 404s and its /healthz.
+EMPTY_KB = "the knowledge base is empty: nothing has been ingested yet (run `errkb ingest`)"

@@ -50,7 +50,7 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "ingest summary" in result.output and "local-1" in result.output
-    assert "1 raise site, 1 new error." in result.output and "parsed" in result.output
+    assert "1 site, 1 new error." in result.output and "parsed" in result.output
     assert "Built 1 entry for fast reads" in result.output
 
     ((error_id, message),) = _errors(db_url).items()

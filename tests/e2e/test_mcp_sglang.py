@@ -6,13 +6,7 @@ lists the tools, matches the reference error's text, gets its entry and searches
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +15,7 @@ import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from serving import ERRKB, free_port, serve, stop, wait_healthy
 from sqlalchemy import select
 
 from errkb.core.db import make_engine
@@ -30,8 +25,6 @@ from errkb.service.app import create_app
 
 pytestmark = pytest.mark.sglang
 
-ERRKB = str(Path(sys.executable).parent / "errkb")
-START_LIMIT = 180.0  # a generous wait on a loaded machine; never an assertion about speed
 REFERENCE = (
     "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "
     "(no whole-envelope transfer scheme for the SWA sub-pool). Drop --enable-unified-memory "
@@ -109,56 +102,13 @@ def test_stdio_against_errkb_mcp(sglang_kb_url: str, tmp_path: Path) -> None:
     anyio.run(main)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(url: str, port: int, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "ERRKB_DATABASE_URL": url, "ERRKB_DATA_DIR": str(tmp_path)}
-    with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a log must never stall it
-        return subprocess.Popen(
-            [ERRKB, "serve", "--port", str(port), *args],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            text=True,
-            start_new_session=True,
-        )
-
-
-def _wait_healthy(port: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + START_LIMIT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server on port {port} exited {proc.returncode}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("server did not start")
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.mark.slow
 def test_streamable_http_against_errkb_serve(sglang_kb_url: str, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     # Two processes: any of them answers any MCP request (stateless), as with the JSON API.
-    proc = _serve(sglang_kb_url, port, tmp_path, "--workers", "2")
+    proc = serve(sglang_kb_url, port, tmp_path, "--workers", "2")
     try:
-        _wait_healthy(port, proc)
+        wait_healthy(f"http://127.0.0.1:{port}", proc)
         url = f"http://127.0.0.1:{port}/mcp"
 
         async def main() -> None:
@@ -174,7 +124,7 @@ def test_streamable_http_against_errkb_serve(sglang_kb_url: str, tmp_path: Path)
         _check_host_and_origin(url, port)
         assert proc.poll() is None
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 def _check_host_and_origin(url: str, port: int) -> None:
@@ -249,5 +199,6 @@ def test_get_error_agrees_with_the_json_api(sglang_kb_url: str, tmp_path: Path) 
                     assert not got.is_error, got.content
                     assert got.structured_content == shared_fields(api, base), error_id
                     assert len(got.content[0].text) <= 8000
+                    assert len(json.dumps(got.structured_content)) <= 8000
 
     anyio.run(main)

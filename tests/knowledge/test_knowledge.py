@@ -11,7 +11,7 @@ from errkb.knowledge.commands import escape, trigger_args
 from errkb.knowledge.environment import named_in_message
 from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
 from errkb.knowledge.message import advice, category, rules, sentences
-from errkb.knowledge.related import rank_related, similarity
+from errkb.knowledge.related import rank_related, reason_words, similarity
 from errkb.knowledge.timeline import timeline
 from errkb.knowledge.wording import activity, cli_value
 
@@ -260,7 +260,8 @@ def test_commands_per_flag_type() -> None:
 
 def test_activity_from_names() -> None:
     assert activity("KVCacheConfigurator._init_pools") == "initializing pools"
-    assert activity("ServerArgs.__post_init__") == "checking the fields of a new `ServerArgs`"
+    assert activity("ServerArgs.__post_init__") == "checking the fields of a new ServerArgs"
+    assert activity("__post_init__") == "checking the fields of a new object"  # not "a new the"
     assert activity("load_weights") == "loading weights"
     assert activity("ModelRunner.weird_name") is None
     assert activity("<module>") == "importing the module"
@@ -328,6 +329,18 @@ def test_caught_exception_clause() -> None:
     )
     ex = explain_error(site, [], None, project="srv")
     assert "when a TypeError or KeyError was caught" in ex.what_it_means.text
+
+
+def test_related_reasons_in_words() -> None:
+    assert reason_words("same function", before=True, activity="initializing pools") == (
+        "raised just before this one in the same function, while initializing pools"
+    )
+    assert reason_words("same function", before=False) == (
+        "raised just after this one in the same function"
+    )
+    assert reason_words("shares --tp-size") == "the same flag (--tp-size) also leads to it"
+    assert reason_words("shares --a, --b") == "the same flags (--a, --b) also lead to it"
+    assert reason_words("similar message") == "its message is worded much like this one"
 
 
 def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:

@@ -13,6 +13,7 @@ import pytest
 from knowledge_repo import MAMBA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
 from sqlalchemy import delete, insert, select, update
+from typer.testing import CliRunner
 
 from errkb.core import packed
 from errkb.core.db import make_engine, session_factory
@@ -20,6 +21,7 @@ from errkb.core.dictionaries import unpack_stored
 from errkb.core.models import EntryDoc, PackDictionary
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
+from errkb.service.cli.main import app as cli
 from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.entries.queries import entry_error_ids
@@ -128,6 +130,30 @@ def test_pages_use_the_docs_when_a_public_url_is_set(db_url: str, tmp_path: Path
     assert served.json()["title"] == MARKER
     assert page.status_code == 200 and MARKER in page.text  # the page read the doc too
     assert 'href="https://errors.example.org/errors/' in page.text  # its canonical link
+
+
+def test_errkb_show_reads_the_doc_the_api_serves(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`errkb show` answers through the same read side as the API: the current doc, else a
+    build, under the environment's settings."""
+    ingest_pages_repo(db_url, tmp_path)
+    monkeypatch.setenv("ERRKB_DATABASE_URL", db_url)
+    monkeypatch.setenv("ERRKB_PUBLIC_URL", "https://errors.example.org")
+    materialize_entries(Settings(), processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)
+    shown = CliRunner().invoke(cli, ["show", mamba], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["title"] == MARKER
+    (served,) = _gets(db_url, [f"/api/errors/{mamba}"], Settings())
+    assert json.loads(shown.output) == served.json()
+
+    ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))  # the doc is stale now
+    rebuilt = CliRunner().invoke(cli, ["show", mamba], catch_exceptions=False)
+    entry = json.loads(rebuilt.output)
+    assert entry["title"] != MARKER and entry["snapshot"] == "v3"
+    assert entry["page_url"] == f"https://errors.example.org/errors/{mamba}"
 
 
 def test_a_doc_of_other_settings_or_a_missing_one_is_built_on_demand(

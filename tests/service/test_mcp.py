@@ -5,6 +5,7 @@ resource and prompt on a small ingested project, and a clear tool error for each
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from mcp.client import Client
@@ -87,6 +89,10 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         old = await client.call_tool("get_error", {"id": mamba.upper(), "version": "v1"})
         assert old.structured_content["source"]["snapshot"] == "v1"
 
+        nothing = await client.call_tool("match_error", {"text": "all went well"})
+        assert nothing.structured_content["matches"] == [] and not nothing.is_error
+        assert _text(nothing).startswith("No known error matches this text.")
+
         hits = await client.call_tool("search_errors", {"query": "does not support SWA"})
         assert hits.structured_content["items"][0]["id"] == swa
         flagged = await client.call_tool("search_errors", {"query": "", "flag": "--tp-size"})
@@ -120,6 +126,19 @@ def test_resource_and_prompt(db_url: str, tmp_path: Path) -> None:
             await client.get_prompt("explain_traceback", {"traceback": " "})
 
     _run(db_url, tmp_path, check)
+
+
+def test_building_a_server_leaves_logging_alone() -> None:
+    """As in `errkb serve`, before uvicorn: a root logger with no handler stays without one."""
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    root.handlers.clear()  # pytest's own capture handlers would make basicConfig a no-op
+    try:
+        build_server(lambda: None, lambda _ctx: BASE)  # type: ignore[arg-type, return-value]
+        assert (root.handlers, root.level) == ([], level)
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
 
 
 BAD_ARGUMENTS = [
@@ -183,6 +202,30 @@ def test_errkb_mcp_over_stdio_on_an_empty_database(tmp_path: Path) -> None:
             assert result.is_error and "The knowledge base is empty" in _text(result)
 
     anyio.run(main)
+
+
+@pytest.mark.slow
+def test_errkb_serve_admits_mcp_clients_at_the_host_it_was_given(tmp_path: Path) -> None:
+    """`--host` is what /mcp's Host check admits, beside the loopback names; others get 421."""
+    from serving import free_port, serve, stop, wait_healthy
+
+    port = free_port()
+    url = f"sqlite:///{tmp_path / 'kb.sqlite3'}"
+    proc = serve(url, port, tmp_path, "--host", "127.0.0.2")
+    try:
+        wait_healthy(f"http://127.0.0.2:{port}", proc)
+
+        async def main() -> None:
+            async with Client(f"http://127.0.0.2:{port}/mcp") as client:
+                assert len((await client.list_tools()).tools) == 3
+
+        anyio.run(main)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Accept": "application/json, text/event-stream", "Host": "example.org"}
+        forged = httpx.post(f"http://127.0.0.2:{port}/mcp", json=body, headers=headers)
+        assert forged.status_code == 421
+    finally:
+        stop(proc)
 
 
 def test_answers_are_json_serializable_and_small(db_url: str, tmp_path: Path) -> None:
