@@ -80,13 +80,12 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
-        stored = None
+        entry = None
         if snapshot is None:  # the default view: its stored doc, in one read when it can be
             engine = request.app.state.engine
             stored = entries.stored_json_now(engine, error_id, version_key, settings)
-        if stored is not None:
-            entry = entries.Entry.model_validate_json(stored)
-        else:
+            entry = entries.stored_entry(stored) if stored is not None else None
+        if entry is None:
             with request.app.state.sessions() as session:  # the same entry as the JSON route's
                 entry = entries.entry(
                     session, error_id, key=version_key, snapshot=snapshot, settings=settings

@@ -9,6 +9,8 @@ the page and the CLI read the same bytes under the same settings.
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from errkb.core.dictionaries import unpack_stored
 from errkb.core.packed import dictionary_of, is_known, unpack
 from errkb.core.settings import Settings
@@ -25,6 +27,7 @@ __all__ = [
     "ai_explanation",
     "entry",
     "entry_json",
+    "stored_entry",
     "stored_entry_json",
     "stored_json_now",
 ]
@@ -93,9 +96,19 @@ def entry(
 ) -> Entry:
     """The entry of one error; `snapshot` picks the occurrences shown in full (default newest)."""
     stored = _stored(session, error_id, key, snapshot, settings)
-    if stored is not None:
-        return Entry.model_validate_json(stored)
+    parsed = stored_entry(stored) if stored is not None else None
+    if parsed is not None:
+        return parsed
     return build_entry(session, error_id, snapshot=snapshot, settings=settings)
+
+
+def stored_entry(stored: bytes) -> Entry | None:
+    """A stored doc as an Entry; None for a doc an older errkb built in another shape (the
+    caller builds the entry instead: a page must not fail because of an upgrade)."""
+    try:
+        return Entry.model_validate_json(stored)
+    except ValidationError:
+        return None
 
 
 def ai_explanation(
