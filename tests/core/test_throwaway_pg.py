@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 import throwaway_pg
 
+pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
+
 TESTS = Path(__file__).resolve().parent.parent
 ROOT = TESTS.parent
 NESTED = """
 from sqlalchemy import text
 from errkb.core.db import make_engine
-
-pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
-
 
 def test_on_postgres(db_url):
     engine = make_engine(db_url)
