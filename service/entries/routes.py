@@ -10,7 +10,7 @@ from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.docs import served_entry_json
 from errkb.service.entries.schemas import Entry, OccurrencePage
 from errkb.service.http_cache import fresh_validators
 
@@ -24,11 +24,8 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 
     def build() -> bytes:
         with request.app.state.sessions() as session:
-            if snapshot is None:  # the default view: built after the ingest, if it was
-                variant = settings_variant(settings)
-                stored = stored_entry_json(session, error_id, version_key, variant)
-                if stored is not None:
-                    return stored
+            if snapshot is None:  # the default view: its doc, built now and stored if missing
+                return served_entry_json(session, error_id, version_key, settings)
             entry = build_entry(session, error_id, snapshot=snapshot, settings=settings)
         return entry.model_dump_json().encode()
 

@@ -29,7 +29,7 @@ from errkb.service.browse.queries import (
 from errkb.service.browse.trees import ModuleTrees
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import settings_variant, stored_entry_json
+from errkb.service.entries.docs import served_entry_json, settings_variant
 from errkb.service.entries.schemas import Entry
 from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
@@ -82,10 +82,10 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
     def build() -> bytes:
         with request.app.state.sessions() as session:
-            stored = None
-            if snapshot is None:  # the default view: its doc, built after the ingest, if current
-                stored = stored_entry_json(session, error_id, version_key, settings_variant(None))
-            if stored is not None:
+            if snapshot is None:  # the default view: its doc, built now and stored if missing
+                # Stored only when the JSON route's docs are the same variant (one doc per error).
+                same = settings_variant(request.app.state.settings) == settings_variant(None)
+                stored = served_entry_json(session, error_id, version_key, None, store=same)
                 entry = Entry.model_validate_json(stored)
             else:
                 entry = build_entry(session, error_id, snapshot=snapshot)
