@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
 from errkb.cli.failures import exit_code
 from errkb.cli.ingest_summary import DownloadTotals, summary, summary_json
+from errkb.cli.progress_view import phases
 from errkb.core.db import engine_from_settings, upgrade
 from errkb.core.errors import BadInput, ErrkbError
 from errkb.core.settings import Settings
@@ -42,22 +42,6 @@ def _error(message: str) -> None:
 def _notice(message: str) -> None:
     """Something skipped that the user should know about."""
     err.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
-
-
-class RichProgress:
-    """The pipeline's progress shown as one Rich task per phase."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.task = progress.add_task("starting", total=None)
-
-    def phase(self, description: str, total: int | None) -> None:
-        """Restart the bar for a new phase."""
-        self.progress.reset(self.task, description=description, total=total, completed=0)
-
-    def advance(self, steps: int = 1) -> None:
-        """Advance the bar."""
-        self.progress.advance(self.task, steps)
 
 
 def ingest(
@@ -110,15 +94,7 @@ def ingest(
             _error(exc.message)
             raise typer.Exit(exit_code(exc)) from exc
         job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        ) as bar:
-            progress = RichProgress(bar)
+        with phases(err) as progress:
             for repo_pin, make_source in _guarded(planned, failures):
                 try:
                     source = make_source()

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from errkb.cli.progress_view import counting
 from errkb.core.settings import Settings
 from errkb.service.entries.docs import Materialized, materialize_entries
 
 
 def materialize_with_progress(settings: Settings, console: Console) -> Materialized:
     """Build the entry docs under a progress bar, then say what it cost in one sentence."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("entry documents", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with counting(console, "entry documents") as advance:
         done = materialize_entries(settings, processes=settings.workers, progress=advance)
     console.print(sentence(done), soft_wrap=True, highlight=False)
     return done
