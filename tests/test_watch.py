@@ -5,6 +5,7 @@ costs nothing, and an index that answers 500 or times out is one line, with noth
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -152,3 +153,43 @@ def test_the_simple_api_lists_releases_from_json_and_from_html() -> None:
     assert version_of("sglang-0.5.23-py3-none-any.whl") == "0.5.23"
     assert version_of("sglang-0.5.23.tar.gz") == "0.5.23"
     assert version_of("README.txt") is None
+
+
+def _status() -> dict:  # type: ignore[type-arg]
+    result = CliRunner().invoke(app, ["status", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def test_status_and_healthz_count_the_history(index: LocalIndex, db_url: str) -> None:
+    assert _watch_once().exit_code == 0
+    index.add("tiny", "1.1", "tiny-1.1-py3-none-any.whl", _wheel("1.1"))
+    (project,) = _status()["projects"]
+    assert project["releases"] == 1 and project["newest_release"] == "1.0"
+    assert project["newest_on_index"] == "1.1" and project["last_label"] == "1.0"
+    assert project["last_seconds"] > 0
+    docs = _status()["docs"]
+    assert docs["entries"] == 2 and docs["all_current"] and docs["last_rebuilt"] == 2
+
+    text = CliRunner().invoke(app, ["status"], catch_exceptions=False).output
+    assert "1 release held, newest 1.0; newest on the index: 1.1" in text
+    assert "Entry documents: all current (2 entries)" in text
+
+    # 1.1: every entry changes (a new occurrence, "not raised since 1.1", a new error).
+    assert _watch_once().exit_code == 0
+    (project,) = _status()["projects"]
+    assert project["releases"] == 2 and project["last_label"] == "1.1"
+    docs = _status()["docs"]
+    assert docs["entries"] == 3 and docs["all_current"]
+    assert docs["last_rebuilt"] == 3 and docs["last_kept"] == 0
+
+    async def health() -> dict:  # type: ignore[type-arg]
+        server = create_app(Settings(database_url=db_url))
+        async with server.router.lifespan_context(server):
+            transport = httpx.ASGITransport(app=server)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+                return (await http.get("/healthz")).json()  # type: ignore[no-any-return]
+
+    knowledge = asyncio.run(health())["knowledge"]
+    assert knowledge["snapshots"] == 2 and knowledge["newest"] == {"tests/tiny": "1.1"}
+    assert knowledge["entries"] == 3 and knowledge["docs_current"] == 3

@@ -13,6 +13,7 @@ from errkb.cli.export import export_site
 from errkb.cli.ingest import ingest
 from errkb.cli.match import match
 from errkb.cli.show import show
+from errkb.cli.status import status
 from errkb.cli.watch import watch
 from errkb.core.db import engine_from_settings, prepare_schema, upgrade
 from errkb.core.errors import ErrkbError
@@ -27,6 +28,7 @@ app.command()(match)
 app.command()(explain)
 app.command("export-site")(export_site)
 app.command()(watch)
+app.command()(status)
 _debug = False
 
 
