@@ -26,9 +26,9 @@ from pydantic import BaseModel
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.kb_status import compact, kb_status
 from errkb.service.queries import ping
 from errkb.service.snapshots.routes import router as snapshots_router
+from errkb.service.status.state import compact, kb_status
 
 log = logging.getLogger("errkb.health")
 KB_STATE_SECONDS = 10.0

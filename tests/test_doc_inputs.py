@@ -24,8 +24,8 @@ from errkb.core.settings import Settings
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.folder import FolderSource
-from errkb.service.entries import doc_inputs
-from errkb.service.entries.doc_plan import plan_docs
+from errkb.service.docstore import inputs as doc_inputs
+from errkb.service.docstore.plan import plan_docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.queries import kb_key
 

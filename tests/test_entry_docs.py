@@ -20,7 +20,8 @@ from errkb.core.dictionaries import unpack_stored
 from errkb.core.models import EntryDoc, PackDictionary
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
-from errkb.service.entries import doc_workers, docs
+from errkb.service.docstore import workers as doc_workers
+from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.entries.queries import entry_error_ids
 from errkb.service.queries import kb_key

@@ -1,17 +1,21 @@
-"""The `errkb` command line: ingest, serve, match, show, export-site and db upgrade."""
+"""The `errkb` command line: ingest, serve, watch, status, docs, match, show, export-site and db
+upgrade."""
 
 from __future__ import annotations
 
 import sys
 
 import typer
+from rich.console import Console
 from typer.exceptions import TyperException
 
 from errkb.cli import failures
+from errkb.cli.docs import docs
 from errkb.cli.explain import explain
 from errkb.cli.export import export_site
 from errkb.cli.ingest import ingest
 from errkb.cli.match import match
+from errkb.cli.serve_docs import start_doc_builder, stop_doc_builder
 from errkb.cli.show import show
 from errkb.cli.status import status
 from errkb.cli.watch import watch
@@ -29,6 +33,7 @@ app.command()(explain)
 app.command("export-site")(export_site)
 app.command()(watch)
 app.command()(status)
+app.command()(docs)
 _debug = False
 
 
@@ -98,13 +103,17 @@ def serve(
         **server_options(settings),
     }
     processes = workers or settings.serve_workers
-    if processes > 1:
-        # Each worker builds its own app from the environment's settings, as uvicorn requires.
-        uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
-        return
-    from errkb.service.app import create_app
+    builder = start_doc_builder(settings, Console(stderr=True, soft_wrap=True))
+    try:
+        if processes > 1:
+            # Each worker builds its own app from the environment's settings, as uvicorn requires.
+            uvicorn.run(SERVICE_FACTORY, factory=True, workers=processes, **options)  # type: ignore[arg-type]
+            return
+        from errkb.service.app import create_app
 
-    uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+    finally:
+        stop_doc_builder(builder)
 
 
 SERVICE_FACTORY = "errkb.service.app:create_app"
@@ -120,3 +129,7 @@ def _schema_ready(settings: Settings) -> None:
         raise typer.Exit(3) from None
     finally:
         engine.dispose()
+
+
+if __name__ == "__main__":  # `python -m errkb.cli.main`: how `errkb serve` starts `errkb docs`
+    main()

@@ -9,10 +9,14 @@ from errkb.core.settings import Settings
 from errkb.service.entries.docs import Materialized, materialize_entries
 
 
-def materialize_with_progress(settings: Settings, console: Console) -> Materialized:
+def materialize_with_progress(
+    settings: Settings, console: Console, *, force: bool = False
+) -> Materialized:
     """Build the entry docs under a progress bar, then say what it cost in one sentence."""
     with counting(console, "entry documents") as advance:
-        done = materialize_entries(settings, processes=settings.workers, progress=advance)
+        done = materialize_entries(
+            settings, processes=settings.workers, force=force, progress=advance
+        )
     console.print(sentence(done), soft_wrap=True, highlight=False)
     return done
 

@@ -19,7 +19,7 @@ from errkb.ingest.follow import newest_listed
 from errkb.ingest.pins import load_pins
 from errkb.ingest.sources.index import client
 from errkb.ingest.sources.simple import pip_index_url, simple_releases
-from errkb.service.kb_status import DocsStatus, KbStatus, RepoStatus, kb_status
+from errkb.service.status.state import DocsStatus, KbStatus, RepoStatus, kb_status
 
 out = Console(soft_wrap=True, highlight=False)
 

@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     )
     # Entries built in bulk after each `errkb ingest`, so a first read is one row, not a build.
     materialize_entries: bool = True
+    # `errkb serve` builds missing entry docs in a background process (see cli/serve_docs.py).
+    serve_builds_docs: bool = True
     access_log: bool = Field(default=True, description="log one line per request (uvicorn's)")
     llm_url: str = ""
     llm_model: str = ""

@@ -1,7 +1,7 @@
 """Entry docs: each error's entry JSON stored, so a first read is a row; rebuilt only when needed.
 
 An entry is derived by the read side (about ten queries and the knowledge derivation, 20-50 ms).
-`errkb ingest` ends by building the docs whose inputs changed (`doc_plan`: a new release
+`errkb ingest` ends by building the docs whose inputs changed (`docstore.plan`: a new release
 touches the entries it raises, not the whole history), in worker processes, and storing each
 compressed in `entry_docs` with the content key it was built under and the hash of its inputs.
 The docs whose inputs held are made current under the new key at once. A server answers a first
@@ -30,25 +30,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy.exc import DBAPIError
-
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, unpack_stored
 from errkb.core.packed import Packer, Trained, register, train
 from errkb.core.settings import Settings
-from errkb.service.entries import doc_workers
-from errkb.service.entries.build import build_entry
-from errkb.service.entries.doc_inputs import doc_inputs, related_ids
-from errkb.service.entries.doc_plan import CHECKED, DocPlan, entry_own_inputs, plan_docs
-from errkb.service.entries.doc_queries import (
+from errkb.service.docstore import workers as doc_workers
+from errkb.service.docstore.inputs import doc_inputs, related_ids
+from errkb.service.docstore.plan import CHECKED, DocPlan, entry_own_inputs, plan_docs
+from errkb.service.docstore.queries import (
     drop_docs_of,
     error_titles,
     newest_dictionary,
     rekey_current,
     set_meta,
+    try_write_doc,
     write_built_docs,
 )
-from errkb.service.entries.doc_workers import Built, built_chunks, chunks
+from errkb.service.docstore.workers import Built, built_chunks, chunks
+from errkb.service.entries.build import build_entry
 from errkb.service.entries.queries import doc_body
 from errkb.service.queries import DbSession, kb_key, session_kb_key
 
@@ -96,11 +95,7 @@ def served_entry_json(
     related = ",".join(r.id for r in entry.related)
     if not store:
         return raw
-    try:
-        _store_doc(session, (error_id, raw, related), key, variant)
-    except DBAPIError as exc:  # e.g. SQLite busy with an ingest: the next build stores it
-        session.rollback()
-        log.info("entry %s served but not stored: %s", error_id, exc.orig)
+    _store_doc(session, (error_id, raw, related), key, variant)
     return raw
 
 
@@ -123,8 +118,9 @@ def _store_doc(session: DbSession, built: Built, key: str, variant: str) -> None
     if dict_id not in packers:
         packers[dict_id] = Packer(trained)
     body = packers[dict_id].pack(raw)
-    write_built_docs(session, key, variant, [(error_id, body, inputs, related)])
-    session.commit()
+    refused = try_write_doc(session, key, variant, (error_id, body, inputs, related))
+    if refused is not None:  # served all the same; the next build stores it
+        log.info("entry %s served but not stored: %s", error_id, refused)
 
 
 @dataclass(frozen=True)
@@ -222,8 +218,9 @@ def materialize_entries(
             kept=len(plan.keep),
             dropped=len(plan.drop),
         )
-        full = not plan.keep and packer.trained and packer.packer is not None
-        _finish(sessions, key, plan, done, packer.packer.dict_id if full else None)
+        # A full build trained a dictionary that every doc now uses: the older ones can go.
+        trained_for_all = packer.packer if not plan.keep and packer.trained else None
+        _finish(sessions, key, plan, done, trained_for_all.dict_id if trained_for_all else None)
         return done
     finally:
         engine.dispose()

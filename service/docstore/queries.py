@@ -1,6 +1,6 @@
 """The SQL of incremental entry docs: the rows a doc's inputs hash is made of, and doc states.
 
-`doc_inputs.py` hashes what these return; `docs.py` compares the hashes with the stored ones.
+`inputs.py` hashes what these return; `plan.py` compares the hashes with the stored ones.
 The reads for every error at once stream ordered rows, so a knowledge base of a few hundred
 thousand occurrences is hashed in one pass without holding ORM objects.
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from errkb.core.models import EntryDoc, Error, Meta, Occurrence, PackDictionary, Repo, Snapshot
@@ -177,3 +178,17 @@ def newest_dictionary(session: Session, purpose: str) -> Trained | None:
         .order_by(PackDictionary.samples.desc(), PackDictionary.id)
     ).scalar()
     return Trained(row.id, row.data, row.samples) if row is not None else None
+
+
+def try_write_doc(
+    session: Session, key: str, variant: str, row: tuple[str, bytes, str, str]
+) -> str | None:
+    """Store one doc built on demand and commit; why not, if the database refused (SQLite
+    busy with an ingest, a read-only user): the doc is then built again when next needed."""
+    try:
+        write_built_docs(session, key, variant, [row])
+        session.commit()
+    except DBAPIError as exc:
+        session.rollback()
+        return str(exc.orig)
+    return None

@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import distinct, func, select
-
-from errkb.core.models import EntryDoc, Occurrence, Repo, Snapshot
-from errkb.service.entries.doc_queries import meta_value
+from errkb.core.models import Repo
+from errkb.service.docstore.queries import meta_value
 from errkb.service.entries.docs import LAST_BUILD
 from errkb.service.queries import DbSession, session_kb_key
+from errkb.service.status.queries import (
+    docs_current,
+    entry_count,
+    repo_snapshot_rows,
+    repos_with_snapshots,
+)
 
 
 @dataclass(frozen=True)
@@ -67,13 +71,7 @@ def _utc(value: Any) -> datetime | None:
 
 
 def _repo_status(session: DbSession, repo: Repo) -> RepoStatus:
-    snaps = list(
-        session.execute(
-            select(Snapshot.label, Snapshot.kind, Snapshot.ingested_at, Snapshot.seconds)
-            .where(Snapshot.repo_id == repo.id)
-            .order_by(Snapshot.sort_key, Snapshot.id)
-        )
-    )
+    snaps = repo_snapshot_rows(session, repo.id)
     releases = [s for s in snaps if s.kind == "pypi"]
     last = max(snaps, key=lambda s: _utc(s.ingested_at) or datetime.min.replace(tzinfo=UTC))
     return RepoStatus(
@@ -90,16 +88,13 @@ def _repo_status(session: DbSession, repo: Repo) -> RepoStatus:
 
 def docs_status(session: DbSession) -> DocsStatus:
     """How many entry docs are current, and what the last build did."""
-    entries = session.execute(select(func.count(distinct(Occurrence.error_id)))).scalar_one()
-    key = session_kb_key(session)
-    current = session.execute(
-        select(func.count()).select_from(EntryDoc).where(EntryDoc.content_key == key)
-    ).scalar_one()
+    entries = entry_count(session)
+    current = docs_current(session, session_kb_key(session))
     raw = meta_value(session, LAST_BUILD)
     build = json.loads(raw) if raw else {}
     return DocsStatus(
-        entries=int(entries),
-        current=int(current),
+        entries=entries,
+        current=current,
         last_rebuilt=build.get("rebuilt"),
         last_kept=build.get("kept"),
         last_seconds=build.get("seconds"),
@@ -108,10 +103,8 @@ def docs_status(session: DbSession) -> DocsStatus:
 
 def kb_status(session: DbSession) -> KbStatus:
     """The knowledge base's state, per project that has at least one snapshot."""
-    repos = list(session.scalars(select(Repo).order_by(Repo.name)))
-    held = set(session.scalars(select(Snapshot.repo_id).distinct()))
     return KbStatus(
-        repos=[_repo_status(session, r) for r in repos if r.id in held],
+        repos=[_repo_status(session, r) for r in repos_with_snapshots(session)],
         docs=docs_status(session),
     )
 

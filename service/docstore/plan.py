@@ -1,7 +1,7 @@
 """Which entry docs a build must make: those whose inputs hash moved, and no others.
 
 The plan reads every error, occurrence and snapshot once, hashes each error's own inputs
-(`doc_inputs.own_inputs`), and compares them with the hash stored with its doc. A doc whose
+(`inputs.own_inputs`), and compares them with the hash stored with its doc. A doc whose
 inputs held is kept (and made current under the new content key); a new error may also change
 the similar-message related errors of a kept doc, so kept docs whose words a new error shares
 are rebuilt as well.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from errkb.service.entries.doc_inputs import (
+from errkb.service.docstore.inputs import (
     doc_inputs,
     neighbours_of_new,
     own_inputs,
     related_ids,
     repo_digest,
 )
-from errkb.service.entries.doc_queries import (
+from errkb.service.docstore.queries import (
     error_rows,
     error_titles,
     max_snapshot_id,
@@ -69,7 +69,8 @@ def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPl
     own, first = _own_hashes(session, variant)
     titles = error_titles(session)
     stored = stored_docs(session)
-    rebuild, keep = [], []
+    rebuild: list[str] = []
+    keep: list[str] = []
     for error_id in sorted(own):
         doc = stored.get(error_id)
         current = (

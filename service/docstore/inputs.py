@@ -30,6 +30,7 @@ from typing import Any
 
 import errkb.core.records
 import errkb.knowledge
+import errkb.service.entries
 from errkb.core.search.terms import terms
 from errkb.service.entries.related import query_words
 
@@ -42,7 +43,7 @@ def knowledge_version() -> str:
     """A hash of the code that derives entries: it moves exactly when that code changes."""
     digest = hashlib.sha256()
     knowledge = Path(errkb.knowledge.__file__).parent
-    here = Path(__file__).parent
+    here = Path(errkb.service.entries.__file__).parent
     core = Path(errkb.core.records.__file__).parent
     files = sorted(knowledge.rglob("*.py")) + [here / f"{m}.py" for m in _ENTRY_CODE]
     files += [core / "records.py", core / "flag_catalog.py"]
