@@ -140,10 +140,14 @@ def write_built_docs(
 
 
 def rekey_current(session: Session, ids: list[str], key: str) -> None:
-    """Docs whose inputs held are current under `key` too."""
+    """Docs whose inputs held are current under `key` too (rows already under it are left)."""
     for start in range(0, len(ids), 1000):
         part = ids[start : start + 1000]
-        session.execute(update(EntryDoc).where(EntryDoc.error_id.in_(part)).values(content_key=key))
+        session.execute(
+            update(EntryDoc)
+            .where(EntryDoc.error_id.in_(part), EntryDoc.content_key != key)
+            .values(content_key=key)
+        )
 
 
 def drop_docs_of(session: Session, ids: list[str]) -> None:
