@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: install run test ingest serve lint bench bench-knowledge bench-fresh browser wheel-smoke
 
 $(BIN)/errkb: pyproject.toml
+	@echo "Installing errkb and its dependencies into $(VENV) (about half a minute)..."
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
