@@ -43,6 +43,7 @@ def status(
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(exit_code(exc)) from exc
     names = {p.name: p.pypi_name for p in pins.repos}
+    names.update({r.name: r.pypi_name for r in state.repos if r.name not in names})
     newest = {} if offline else _newest_on_index(settings, [n for n in names.values() if n])
     if as_json:
         typer.echo(json.dumps(_as_json(state, names, newest), indent=2, default=str))
