@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 
 from errkb.service.docstore.inputs import (
+    Timeline,
     doc_inputs,
     neighbours_of_new,
     own_inputs,
@@ -52,13 +53,13 @@ def _own_hashes(session: DbSession, variant: str) -> tuple[dict[str, str], dict[
     """Own inputs hash and first snapshot id of every error with at least one occurrence."""
     errors = {e.id: e for e in error_rows(session)}
     repos = {i: repo_digest(r) for i, r in repo_rows(session).items()}
-    snapshots = snapshots_by_repo(session)
+    timelines = {r: Timeline(snaps) for r, snaps in snapshots_by_repo(session).items()}
     own: dict[str, str] = {}
     first: dict[str, int] = {}
     for error_id, rows in groupby(occurrence_rows_by_error(session), key=lambda r: r.error_id):
         occs = list(rows)
         e = errors[error_id]
-        own[error_id] = own_inputs(e, repos[e.repo_id], occs, snapshots[e.repo_id], variant)
+        own[error_id] = own_inputs(e, repos[e.repo_id], occs, timelines[e.repo_id], variant)
         first[error_id] = min(o.snapshot_id for o in occs)
     return own, first
 
@@ -97,6 +98,6 @@ def entry_own_inputs(session: DbSession, error_id: str, variant: str) -> str:
     """The own inputs hash of one error, as `plan_docs` computes it for all."""
     (error,) = error_rows(session, error_id)
     repo = repo_digest(repo_rows(session)[error.repo_id])
-    snapshots = snapshots_by_repo(session)[error.repo_id]
+    timeline = Timeline(snapshots_by_repo(session)[error.repo_id])
     occurrences = list(occurrence_rows_by_error(session, error_id))
-    return own_inputs(error, repo, occurrences, snapshots, variant)
+    return own_inputs(error, repo, occurrences, timeline, variant)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Text, cast, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -25,7 +25,7 @@ ERROR_COLUMNS = (
     Error.title,
     Error.exception,
     Error.form,
-    Error.template,
+    cast(Error.template, Text).label("template"),  # compared, never read: no JSON decoding
 )
 OCCURRENCE_COLUMNS = (
     Occurrence.error_id,
@@ -70,7 +70,7 @@ def error_rows(session: Session, error_id: str | None = None) -> list[Any]:
     q = select(*ERROR_COLUMNS)
     if error_id is not None:
         q = q.where(Error.id == error_id)
-    return list(session.execute(q).all())
+    return list(session.connection().execute(q).all())  # Core rows: no ORM loading per row
 
 
 def occurrence_rows_by_error(session: Session, error_id: str | None = None) -> Iterator[Any]:
@@ -81,14 +81,14 @@ def occurrence_rows_by_error(session: Session, error_id: str | None = None) -> I
     q = q.order_by(
         Occurrence.error_id, Occurrence.path, Occurrence.line, Occurrence.snapshot_id
     ).execution_options(yield_per=5000)
-    yield from session.execute(q)
+    yield from session.connection().execute(q)
 
 
 def snapshots_by_repo(session: Session) -> dict[int, list[Any]]:
     """Every repo's snapshots, in the version order entries use."""
     out: dict[int, list[Any]] = {}
     q = select(*SNAPSHOT_COLUMNS).order_by(Snapshot.repo_id, Snapshot.sort_key, Snapshot.id)
-    for row in session.execute(q):
+    for row in session.connection().execute(q):
         out.setdefault(row.repo_id, []).append(row)
     return out
 
@@ -105,7 +105,7 @@ def error_titles(session: Session, ids: set[str] | None = None) -> dict[str, str
         if not ids:
             return {}
         q = q.where(Error.id.in_(sorted(ids)))
-    return {i: t for i, t in session.execute(q)}
+    return {i: t for i, t in session.connection().execute(q)}
 
 
 def stored_docs(session: Session) -> dict[str, StoredDoc]:
@@ -113,7 +113,7 @@ def stored_docs(session: Session) -> dict[str, StoredDoc]:
     q = select(
         EntryDoc.error_id, EntryDoc.content_key, EntryDoc.variant, EntryDoc.inputs, EntryDoc.related
     )
-    return {r[0]: StoredDoc(*r[1:]) for r in session.execute(q)}
+    return {r[0]: StoredDoc(*r[1:]) for r in session.connection().execute(q)}
 
 
 def write_built_docs(
