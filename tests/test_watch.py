@@ -158,7 +158,7 @@ def test_the_simple_api_lists_releases_from_json_and_from_html() -> None:
 def _status() -> dict:  # type: ignore[type-arg]
     result = CliRunner().invoke(app, ["status", "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
 def test_status_and_healthz_count_the_history(index: LocalIndex, db_url: str) -> None:
