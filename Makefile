@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test ingest serve lint bench bench-knowledge bench-fresh browser wheel-smoke
+.PHONY: install run test test-fast ingest serve lint bench bench-knowledge bench-fresh browser wheel-smoke
 
 $(BIN)/errkb: pyproject.toml
 	@echo "Installing errkb and its dependencies into $(VENV) (about half a minute)..."
@@ -33,6 +33,12 @@ browser:
 
 test: install browser
 	$(BIN)/pytest -q
+
+# The inner loop: every test but the whole-release runs (tests/e2e and anything marked sglang
+# or browser: no sglang download, no knowledge-base build, no browser) and the few marked slow
+# (several real servers, a killed ingest, Schemathesis), which took 2/3 of the rest's time.
+test-fast: install
+	$(BIN)/pytest -q -p no:cacheprovider --ignore=tests/e2e -m "not sglang and not browser and not slow"
 
 # mypy reads the one package `errkb` from a tree of links shaped like the installed wheel
 # (ingest/, knowledge/, service/ and migrations/ are subpackages of errkb there).

@@ -1,7 +1,7 @@
 """Realistic matcher inputs generated from templates: rendered, embedded in logs, wrapped, cut.
 
-Shared by tests/test_match_sglang.py and bench/match.py. Seeded and pure: the same seed gives the
-same texts. Values look like what sglang interpolates (sizes, model names, lists of
+Shared by tests/e2e/test_match_sglang.py and bench/match.py. Seeded and pure: the same seed gives
+the same texts. Values look like what sglang interpolates (sizes, model names, lists of
 architectures, paths, dtypes); logs look like what people paste (server log lines with
 `[time TP0]` prefixes, a scheduler traceback, Ray actor prefixes on every line), wrapped at 80
 columns either by a terminal (mid-word) or at word boundaries.

@@ -37,7 +37,7 @@ from errkb.service.match.queries import load_index
 
 pytestmark = pytest.mark.sglang
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "data" / "match-dev" / "cases.jsonl"  # copied from ../shared/match-dev
 EXTRA_RELEASES = ("0.5.10",)
 REFERENCE = "does not support hybrid-SWA models yet (no whole-envelope transfer scheme"

@@ -20,6 +20,9 @@ from conftest import drop_pg, fresh_pg_url
 from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
 
+# Real `errkb serve` processes, up to four at once (minutes under load): not in `make test-fast`.
+pytestmark = pytest.mark.slow
+
 ERRKB = str(Path(sys.executable).parent / "errkb")
 START_LIMIT = 180.0  # a generous wait on a loaded machine; never an assertion about speed
 

@@ -234,7 +234,7 @@ def _contrast(a: str, b: str) -> float:
 
 
 def test_text_colors_meet_wcag_aa_in_light_and_dark() -> None:
-    css = (Path(__file__).resolve().parent.parent / "service/pages/static/site.css").read_text()
+    css = (Path(__file__).resolve().parents[2] / "service/pages/static/site.css").read_text()
     blocks = [part.split("}", 1)[0] for part in css.split(":root {")[1:]]
     assert len(blocks) == 2  # light, then the prefers-color-scheme: dark override
     pairs = [

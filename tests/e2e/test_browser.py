@@ -31,7 +31,7 @@ from errkb.service.pages.export import export_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.sglang]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -27,7 +27,7 @@ def test_worker_processes_do_not_import_the_main_module(tmp_path: Path) -> None:
     script = tmp_path / "main_script.py"
     script.write_text(MAIN)
     log = tmp_path / "imports.log"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "IMPORT_LOG": str(log), "PYTHONPATH": str(root)}
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120

@@ -11,7 +11,7 @@ from errkb.ingest.pins import Pins, RepoPin, load_pins
 from errkb.ingest.plan import git_repo_pin, pypi_planned
 from errkb.ingest.snapshot_rows import TITLE_CHARS, title_of
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_title_is_the_first_sentence_shortened() -> None:

@@ -21,7 +21,7 @@ from errkb.knowledge.guard import groups
 from errkb.knowledge.intent import intent
 from errkb.knowledge.values import raising_and_fixing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
 LAUNCH = "python -m sglang.launch_server --model-path <model>"
 

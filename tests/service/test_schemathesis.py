@@ -27,6 +27,9 @@ from sqlalchemy import select
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error
 
+# Schemathesis against a live server process; `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 ST = Path(sys.executable).parent / "st"
 MAX_EXAMPLES = "25"  # per operation and phase: ~500 cases, about 30 s per database
 SEED = "16"

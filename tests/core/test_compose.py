@@ -10,7 +10,7 @@ import yaml
 from errkb.cli.main import app
 from errkb.core.settings import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compose() -> dict:

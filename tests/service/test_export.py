@@ -21,7 +21,7 @@ from errkb.service.pages import export_entries
 from errkb.service.pages.export import export_site
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _error_ids(url: str) -> set[str]:

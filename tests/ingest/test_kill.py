@@ -17,6 +17,9 @@ from dbdump import dump
 
 from errkb.core.db import make_engine
 
+# Five real ingest processes, one of them killed (minutes under load): not in `make test-fast`.
+pytestmark = pytest.mark.slow
+
 CLI = [sys.executable, "-c", "from errkb.cli.main import app; app()"]
 # The CLI with a pause inside the snapshot's open transaction: `write_snapshot` is wrapped so the
 # kill test can SIGKILL an ingest at exactly that point (no hook in the production settings).
