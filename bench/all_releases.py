@@ -12,39 +12,22 @@ Usage: .venv/bin/python bench/all_releases.py [--download]
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
 from pathlib import Path
 
 # This file is in bench/: without its folder on the path, `ingest` would be bench/ingest.py.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent / "tests")]  # the shared KB builder
 
+from kbcache import code_digest, ingest_pinned_releases  # noqa: E402
 from packaging.version import Version  # noqa: E402
-from sqlalchemy import text  # noqa: E402
 
-from errkb.core.db import make_engine, upgrade  # noqa: E402
 from errkb.core.errors import SourceError  # noqa: E402
-from errkb.ingest.pins import load_pins  # noqa: E402
-from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
-from errkb.ingest.plan import pypi_planned  # noqa: E402
 from errkb.ingest.sources.download import Downloads  # noqa: E402
 from errkb.ingest.sources.index import PYPI_JSON, matching_versions, releases_spec  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "errkb-bench"
-MAX_BYTES = 2_000_000
-
-
-def code_digest() -> str:
-    """A hash of everything that decides the knowledge base's contents."""
-    h = hashlib.sha256()
-    files = [ROOT / "errkb" / "pins.toml"]
-    for folder in ("errkb/core", "ingest", "migrations"):
-        files += sorted((ROOT / folder).rglob("*.py"))
-    for path in files:
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def cached_versions(cache: Path = CACHE) -> list[str]:
@@ -71,24 +54,8 @@ def download_all(cache: Path = CACHE, index_url: str = PYPI_JSON) -> tuple[int, 
 
 def ingest_all(url: str, versions: list[str], cache: Path = CACHE) -> float:
     """Ingest the versions into the database at `url`; returns the wall time in seconds."""
-    engine = make_engine(url)
     started = time.perf_counter()
-    try:
-        upgrade(engine)
-        pins = load_pins(ROOT / "pins.toml")
-        job = Job(engine=engine)
-        for version in versions:
-            repo, make = pypi_planned(f"sglang=={version}", pins, None, cache, MAX_BYTES)
-            source = make()
-            try:
-                ingest_snapshot(source, repo, repo.extract_config(MAX_BYTES), job)
-            finally:
-                source.close()
-        if engine.dialect.name == "sqlite":
-            with engine.connect() as conn:
-                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
-    finally:
-        engine.dispose()
+    ingest_pinned_releases(url, cache, tuple(versions))  # the tests' builder, one for both
     return time.perf_counter() - started
 
 

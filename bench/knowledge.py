@@ -8,7 +8,13 @@ Prints, over all errors of the pinned releases (each explained from its newest s
   internal invariant (goal >= 95%);
 - the share with only the generic solution (goal <= 5%);
 - the share with an example fix (goal >= 25%);
-- the share in each "who hits it" class, and how many entries have each kind of solution.
+- the share in each "who hits it" class, and how many entries have each kind of solution;
+- the share whose first solution is "report upstream", and how many of those are not classed
+  internal (goal: 0; internal itself <= 25%);
+- the share of example fixes that are version changes (goal <= 3%), and how many of them are not
+  backed by a history fact;
+- spurious flag links: flag solutions saying "the guard tests" code that does not read the flag
+  (goal 0), and the generic "a model / platform this code supports" sentences (goal 0).
 
 Usage: .venv/bin/python bench/knowledge.py [--db URL]
 Without --db it uses the tests' shared knowledge base of the default pins (built when missing).
@@ -36,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # every kind of solution but the generic "condition" one
 CONCRETE = set(get_args(FixKind)) - {"condition"}
 _TICKS = re.compile(r"`[^`]*`")
+_GENERIC = ("Use a model this code supports", "Run on a platform")
 
 
 def newest_explanations(url: str) -> dict[str, ExplanationOut]:
@@ -64,6 +71,53 @@ def example_source(ex: ExplanationOut) -> str:
     return "flags"
 
 
+def defect_counts(entries: dict[str, ExplanationOut]) -> Counter[str]:
+    """How many entries show each prose defect pattern (see tests/knowledge_checks.py)."""
+    from knowledge_checks import defects
+
+    counts: Counter[str] = Counter()
+    for ex in entries.values():
+        counts.update(defects(ex).keys())
+    return counts
+
+
+def print_defects(entries: dict[str, ExplanationOut]) -> None:
+    """The defect counts over every entry, each with its target."""
+    from knowledge_checks import DEFECTS
+
+    counts = defect_counts(entries)
+    print("prose defects (entries showing each; goal 0):")
+    for name in DEFECTS:
+        print(f"  {name:28} {share(counts[name], len(entries))}")
+
+
+def spurious_flag_link(text: str, flag: str | None) -> bool:
+    """A flag solution quoting a guard that does not read the flag (nor a local holding it)."""
+    if not flag or "the guard tests" not in text:
+        return False
+    quoted = _TICKS.findall(text.split("the guard tests", 1)[1].split(f". {flag}:", 1)[0])
+    dest = flag.lstrip("-").replace("-", "_")
+    return not any(dest in q for q in quoted)
+
+
+def version_example(ex: ExplanationOut) -> tuple[bool, bool]:
+    """(the example fix is a version change, it is backed by a history fact)."""
+    fix = ex.example_fix
+    if fix is None or not fix.before.startswith("pip install"):
+        return False, False
+    return True, "derived:history" in fix.provenance and "gone in" in (fix.note or "")
+
+
+def print_targets(
+    total: int, report_first: int, report_not_internal: int, versions: int, unbacked: int
+) -> None:
+    """The report-first and version-change figures against their goals."""
+    print(f"first solution 'report upstream': {share(report_first, total)}")
+    print(f"  of those not classed internal: {report_not_internal} (goal 0)")
+    print(f"version-change example fixes:   {share(versions, total)} (goal <= 3%)")
+    print(f"  of those without a history fact: {unbacked} (goal 0)")
+
+
 def share(n: int, total: int) -> str:
     return f"{100 * n / total:5.1f}% ({n:,} of {total:,})"
 
@@ -73,8 +127,8 @@ def main() -> None:
     parser.add_argument("--db", help="database URL (default: the tests' sglang knowledge base)")
     args = parser.parse_args()
     url = args.db
+    sys.path.insert(0, str(ROOT / "tests"))  # the kbcache builder and the defect detectors
     if url is None:
-        sys.path.insert(0, str(ROOT / "tests"))
         from kbcache import sglang_kb_file
 
         url = f"sqlite:///{sglang_kb_file()}"
@@ -87,6 +141,7 @@ def main() -> None:
     who: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     example_from: Counter[str] = Counter()
+    report_first = report_not_internal = versions = unbacked = spurious = generic_words = 0
     for ex in entries.values():
         text = ex.what_it_means.text
         all_chars += len(text)
@@ -98,7 +153,16 @@ def main() -> None:
         examples += ex.example_fix is not None
         if ex.example_fix is not None:
             example_from[example_source(ex)] += 1
-        who[ex.who_hits_it.kind if ex.who_hits_it else "none"] += 1
+        kind = ex.who_hits_it.kind if ex.who_hits_it else "none"
+        who[kind] += 1
+        if ex.solutions[0].kind == "report":
+            report_first += 1
+            report_not_internal += kind != "internal"
+        is_version, backed = version_example(ex)
+        versions += is_version
+        unbacked += is_version and not backed
+        spurious += sum(spurious_flag_link(s.text, s.flag) for s in ex.solutions)
+        generic_words += any(g in s.text for s in ex.solutions for g in _GENERIC)
     print(f"{total:,} entries explained in {seconds:.1f} s")
     print(
         f"code share of 'what it means': {100 * code_chars / max(all_chars, 1):5.1f}% (goal <= 10%)"
@@ -111,9 +175,13 @@ def main() -> None:
     print("who hits it:")
     for kind, n in who.most_common():
         print(f"  {kind:18} {share(n, total)}")
+    print_targets(total, report_first, report_not_internal, versions, unbacked)
+    print(f"spurious flag links:            {spurious} (goal 0)")
+    print(f"generic 'a model/platform this code supports': {generic_words} entries (goal 0)")
     print("entries having a solution of each kind:")
     for kind, n in kinds.most_common():
         print(f"  {kind:14} {share(n, total)}")
+    print_defects(entries)
 
 
 if __name__ == "__main__":

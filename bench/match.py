@@ -41,15 +41,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: the acceptance test's corpus generator
 
+from kbcache import ingest_release  # noqa: E402
 from match_corpus import cut, embed, render  # noqa: E402
 
 from errkb.core.db import make_engine, upgrade  # noqa: E402
 from errkb.core.errors import ErrkbError  # noqa: E402
 from errkb.core.models import Error, Occurrence, Snapshot  # noqa: E402
 from errkb.core.settings import Settings  # noqa: E402
-from errkb.ingest import plan  # noqa: E402
-from errkb.ingest.pins import load_pins  # noqa: E402
-from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
+from errkb.ingest.pipeline import Job  # noqa: E402
 from errkb.ingest.sources.download import Downloads  # noqa: E402
 from errkb.ingest.sources.index import matching_versions, releases_spec  # noqa: E402
 from errkb.service.match.matcher import MatchIndex, build_index, match_text  # noqa: E402
@@ -64,7 +63,7 @@ def ensure_releases(url: str, releases: tuple[str, ...]) -> list[str]:
     engine = make_engine(url)
     upgrade(engine)
     settings = Settings()
-    pins = load_pins(ROOT / "pins.toml")
+    job = Job(engine=engine)
     with engine.connect() as conn:
         have = {label for (label,) in conn.execute(select(Snapshot.label)).all()}
     for version in releases:
@@ -72,17 +71,9 @@ def ensure_releases(url: str, releases: tuple[str, ...]) -> list[str]:
             continue
         print(f"ingesting sglang {version} ...", flush=True)
         try:
-            repo, make = plan.pypi_planned(
-                f"sglang=={version}", pins, None, settings.cache_dir / "pypi", 2_000_000
-            )
-            source = make()
+            ingest_release(job, f"sglang=={version}", settings.cache_dir / "pypi")
         except ErrkbError as exc:
             print(f"  skipped: {exc.message}")
-            continue
-        try:
-            ingest_snapshot(source, repo, repo.extract_config(2_000_000), Job(engine=engine))
-        finally:
-            source.close()
     with engine.connect() as conn:
         labels = sorted({label for (label,) in conn.execute(select(Snapshot.label)).all()})
     engine.dispose()

@@ -49,7 +49,7 @@ import httpx
 
 from errkb.core.settings import Settings
 
-CLI = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
+CLI = [sys.executable, "-c", "from errkb.service.cli.main import main; main()"]
 MIB = 1 << 20
 
 

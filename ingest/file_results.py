@@ -45,6 +45,7 @@ class FileResults:
         self.files: list[SourceFile] = []
         self.hits = 0
         self.parsed = 0
+        self.fresh_ids: frozenset[str] = frozenset()  # the contents parsed (not cached) now
         self._set = ResultSet(on_result)
         key = extractor_key(EXTRACTOR_VERSION, config)
         self._cache = CacheLookup(engine, key, config, self._set)
@@ -110,6 +111,7 @@ class FileResults:
         self._cache.writer.put(rows | self._cache.flush_stored())
         results = self._set.results
         results.update((h, r) for h, ((r, _), _) in fresh.items())
+        self.fresh_ids = frozenset(fresh)
         self.parsed = sum(1 for (r, _), _ in fresh.values() if r.parsed)
         self.hits = sum(1 for h in self._cache.looked_up if h in self._cache.found) + sum(
             1 for h in self._cache.known_ids if results[h].status not in EARLY_STATUSES

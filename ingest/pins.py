@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from errkb.core.errors import BadInput, ConfigError
-from errkb.core.records import ExtractConfig, Vocabulary
+from errkb.core.records import ANY_CLASS, ExtractConfig, Vocabulary
 from errkb.ingest.sources.index import releases_spec
 
 
@@ -29,7 +29,12 @@ class RepoPin(BaseModel):
     pypi_name: str | None = None
     path_prefix: str = ""
     tag_pattern: str = "v{version}"
+    # The classes whose raises are sites: names, or ["*"] for every class (resolved through the
+    # snapshot's class hierarchy); `asserts` adds every `assert`; `lookups` names the mappings
+    # whose subscripts raise KeyError for a missing key (`params_dict[name]`).
     exceptions: tuple[str, ...] = ("ValueError",)
+    asserts: bool = False
+    lookups: tuple[str, ...] = ()
     flag_classes: tuple[str, ...] = ()
     launch_command: str | None = None
     # PyPI releases: a list of versions, "all" (every final release), or a bound like ">=0.4".
@@ -126,11 +131,27 @@ class RepoPin(BaseModel):
             model_paths=self.model_paths,
         )
 
+    @field_validator("exceptions", "lookups")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if name != ANY_CLASS and not name.isidentifier():
+                raise ValueError(f"{name!r}: must be a Python name, or '*' for every class")
+        return value
+
     def extract_config(self, max_bytes: int) -> ExtractConfig:
         """The extraction settings for this repo's files."""
         return ExtractConfig(
-            exceptions=self.exceptions, flag_classes=self.flag_classes, max_bytes=max_bytes
+            exceptions=self.exceptions,
+            flag_classes=self.flag_classes,
+            max_bytes=max_bytes,
+            asserts=self.asserts,
+            lookups=self.lookups,
         )
+
+    def only(self, classes: tuple[str, ...]) -> RepoPin:
+        """This repo limited to raises of `classes` (no asserts, no lookups): `--classes`."""
+        return self.model_copy(update={"exceptions": classes, "asserts": False, "lookups": ()})
 
 
 def _is_http_url(value: str) -> bool:

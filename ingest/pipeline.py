@@ -25,6 +25,7 @@ from errkb.ingest import store
 from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
+from errkb.ingest.hierarchy import Hierarchy
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.progress import NoProgress, Progress
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer
@@ -42,11 +43,17 @@ class SnapshotSummary:
     commit: str
     status: SnapshotStatus = "ingested"
     files: int = 0
-    files_parsed: int = 0
+    files_parsed: int = 0  # distinct contents parsed (a file twice in a snapshot is once)
     cache_hits: int = 0
+    # The snapshot's files, each counted once in one of: parsed now or taken from the cache
+    # (both with a usable result), prefiltered, or skipped (by reason): they add up to `files`.
+    read_parsed: int = 0
+    read_cached: int = 0
     prefiltered: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     sites: int = 0
+    # Sites per kind: {"raise": {class: n}, "indirect": n, "assert": n, "lookup": n}.
+    site_counts: dict[str, Any] = field(default_factory=dict)
     errors: int = 0
     new_errors: int = 0
     seconds: float = 0.0
@@ -122,16 +129,21 @@ def _ingest(
             summary.cache_hits, summary.files_parsed = work.hits, work.parsed
             # The last file-cache rows are written (by a thread, mostly in the database driver)
             # while the sites are linked.
-            sites, prepared, flags, statuses = _collect(files, results, preparer, config)
+            sites, prepared, flags, statuses = _collect(
+                files, results, preparer, config, work.fresh_ids
+            )
+            hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
             progress.advance(len(sites))
         finally:
             work.close()
     summary.prefiltered = statuses.pop("prefiltered", 0)
-    statuses.pop("ok", 0)
+    summary.read_parsed = statuses.pop(_PARSED, 0)
+    summary.read_cached = statuses.pop(_CACHED, 0)
     summary.skipped = dict(sorted(statuses.items()))
     summary.sites = len(sites)
+    summary.site_counts = site_counts(sites)
 
     progress.phase(f"{info.label}: storing", None)
     counts = {
@@ -140,6 +152,7 @@ def _ingest(
         "cache_hits": summary.cache_hits,
         "skipped": summary.skipped,
         "sites": summary.sites,
+        "site_counts": summary.site_counts,
         "seconds": round(time.perf_counter() - started, 3),
     }
     written = store.write_snapshot(
@@ -151,6 +164,7 @@ def _ingest(
         counts=counts,
         prepared=prepared,
         before_commit=job.before_commit,
+        chains={name: hierarchy.chain(name) for name in summary.site_counts.get("raise", {})},
     )
     if written is None:  # another process completed it meanwhile
         summary.status = "already ingested"
@@ -158,14 +172,25 @@ def _ingest(
         summary.errors, summary.new_errors = written
 
 
+def site_counts(sites: Sequence[Site]) -> dict[str, Any]:
+    """How many sites of each kind, raises by class: what the ingest summary prints."""
+    by_class = Counter(s.exception for s in sites if s.kind == "raise")
+    kinds = Counter(s.kind for s in sites if s.kind != "raise")
+    return {"raise": dict(by_class.most_common()), **{k: kinds[k] for k in sorted(kinds)}}
+
+
+_PARSED, _CACHED = " parsed", " cached"  # not statuses of a FileResult
+
+
 def _collect(
     files: Sequence[SourceFile],
     results: dict[str, FileResult],
     preparer: SitePreparer,
     config: ExtractConfig,
+    fresh_ids: frozenset[str],
 ) -> tuple[list[Site], list[Prepared], list[FlagDef], Counter[str]]:
     """Sites (with their prepared row parts) and flags at each file's own path (cached results
-    carry the first path seen)."""
+    carry the first path seen), and each file's fate counted once (see SnapshotSummary)."""
     sites: list[Site] = []
     prepared: list[Prepared] = []
     flags: list[FlagDef] = []
@@ -176,7 +201,10 @@ def _collect(
             continue
         h = cache_id(f, config)
         result = results[h]
-        statuses[result.status] += 1
+        if result.status == "ok":
+            statuses[_PARSED if h in fresh_ids else _CACHED] += 1
+        else:
+            statuses[result.status] += 1
         sites.extend(s if s.path == f.path else replace(s, path=f.path) for s in result.sites)
         prepared.extend(preparer.of(h, result))
         flags.extend(d if d.path == f.path else replace(d, path=f.path) for d in result.flags)

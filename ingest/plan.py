@@ -213,7 +213,48 @@ def dir_planned(
     path: Path, label: str | None, pins: Pins, repo_name: str | None, max_bytes: int
 ) -> Planned:
     """A local folder; its paths are repo paths, so no prefix is applied."""
-    root = Path(path).expanduser().resolve()
+    root, label = folder_and_label(path, label, named=bool(repo_name))
     repo = pins.repo(repo_name) if repo_name else RepoPin(name=root.name)
-    label = label or root.name
     return repo, lambda: FolderSource(root, label, max_bytes=max_bytes)
+
+
+def folder_and_label(path: Path, label: str | None, *, named: bool) -> tuple[Path, str]:
+    """The folder's real path and the snapshot's label (the folder's name by default).
+
+    BadInput, before anything is written, for a folder that cannot be reached (missing, a
+    symlink loop) and for a label or, without --repo, a folder name that is not UTF-8 text: the
+    database stores both as text.
+    """
+    try:
+        root = Path(path).expanduser().resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop before Python 3.13
+        if isinstance(exc, FileNotFoundError):
+            raise BadInput(f"there is no folder {_shown(str(path))}") from None
+        loop = "loop" in str(exc).lower()
+        why = "it is a symlink loop" if loop else getattr(exc, "strerror", None) or str(exc)
+        raise BadInput(f"cannot read the folder {_shown(str(path))}: {why}") from None
+    if not root.is_dir():
+        raise BadInput(f"--dir wants a folder, and {_shown(str(path))} is not one")
+    # Without --label the folder's name labels the snapshot, and without --repo it names it.
+    texts = [(label or root.name, "the label" if label else "the folder's name")]
+    if not named:
+        texts.append((root.name, "the folder's name"))
+    for text, what in texts:
+        if not _is_utf8(text):
+            raise BadInput(
+                f"{what} {_shown(text)} is not valid UTF-8 text: give --label (and --repo) in UTF-8"
+            )
+    return root, label or root.name
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    """Text with its undecodable bytes as \\xNN escapes, printable in one line."""
+    return "'" + text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") + "'"

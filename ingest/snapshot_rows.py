@@ -19,7 +19,7 @@ from dataclasses import fields
 from typing import Any
 
 from errkb.core.models import packed_code
-from errkb.core.records import FileResult, FlagDef, FlagLink, Site, error_id
+from errkb.core.records import FileResult, FlagDef, FlagLink, Site, site_error_id
 
 TITLE_CHARS = 120
 OCCURRENCE_COLUMNS = (
@@ -48,14 +48,24 @@ SNAPSHOT_FLAG_COLUMNS = ("snapshot_id", "body_hash", "line")
 ERROR_FLAG_COLUMNS = ("error_id", "snapshot_id", "dest", "flag")
 
 
-def title_of(message: str, exception: str) -> str:
-    """A short first-sentence form of a message, for lists and page titles."""
+def title_of(message: str, exception: str, site: Site | None = None) -> str:
+    """A short first-sentence form of a message, for lists and page titles; a site without a
+    message is named by what fails and where."""
     text = " ".join(message.split())
-    if not text:
-        return f"{exception} raised without a message"
+    if site is not None and site.kind == "lookup":
+        text = f"Missing key in {site.check} ({site.qualname})"
+    elif site is not None and site.kind == "assert" and not text:
+        text = f"assert {site.check} ({site.qualname})"
+    elif not text:
+        where = f" in {site.qualname}" if site is not None else ""
+        return _short(f"{exception} raised without a message{where}")
     end = text.find(". ")
     if 0 < end:
         text = text[: end + 1]
+    return _short(text)
+
+
+def _short(text: str) -> str:
     if len(text) > TITLE_CHARS:
         cut = text.rfind(" ", 0, TITLE_CHARS)
         text = text[: cut if cut > TITLE_CHARS // 2 else TITLE_CHARS].rstrip(" ,;:") + "…"
@@ -95,8 +105,10 @@ def _json_text() -> Callable[[Any], str]:
 json_text = _json_text()
 
 
-def error_row(error: str, repo_id: int, site: Site) -> dict[str, Any]:
-    """The errors row of a new error, from its first site."""
+def error_row(
+    error: str, repo_id: int, site: Site, chain: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """The errors row of a new error, from its first site and its class chain."""
     message = site.template.display
     return {
         "id": error,
@@ -105,7 +117,10 @@ def error_row(error: str, repo_id: int, site: Site) -> dict[str, Any]:
         "template": [shallow(s) for s in site.template.segments],
         "form": site.template.form,
         "message": message,
-        "title": title_of(message, site.exception),
+        "title": title_of(message, site.exception, site),
+        "chain": list(chain) if chain else None,
+        "kind": site.kind,
+        "check_text": site.check or None,
     }
 
 
@@ -125,6 +140,7 @@ def relative_snippet(site: Site) -> dict[str, Any]:
         "lines": s.lines,
         "raise_start": s.raise_start - site.line,
         "raise_end": s.raise_end - site.line,
+        "notes": site.notes,  # stored with the snippet: no column of its own (see SiteNotes)
     }
 
 
@@ -138,7 +154,7 @@ def prepare_site(repo: str, site: Site) -> Prepared:
             (str(site.end_line - site.line), conditions, snippet, site.raise_source)
         ).encode()
     ).digest()
-    return (error_id(repo, site.exception, site.template), conditions, snippet, digest)
+    return (site_error_id(repo, site), conditions, snippet, digest)
 
 
 class SitePreparer:

@@ -1,75 +1,32 @@
 """The store: the only part of the ingester that uses SQLAlchemy.
 
-A snapshot is written in ONE transaction (repo row, snapshot row, new errors, occurrences, flags
-and the generation bump), so readers see either the whole snapshot or nothing, and a killed
-ingest leaves the previous complete state. The file cache is written separately: its rows are
-content-addressed and idempotent, so committing them early loses nothing.
+A snapshot is written in ONE transaction (`ingest.snapshot_writer`), so readers see either the
+whole snapshot or nothing, and a killed ingest leaves the previous complete state.
+The file cache is written separately: its rows are content-addressed and idempotent, so
+committing them early loses nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import JSON, Connection, Engine, Table, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from errkb.core.dictionaries import load_missing, store_dictionary
 from errkb.core.models import (
-    Error,
-    ErrorFlag,
     FileCache,
-    FlagBody,
-    Meta,
-    Occurrence,
     PackDictionary,
-    Repo,
-    SiteBody,
-    Snapshot,
-    SnapshotFlag,
     file_cache_key,
 )
 from errkb.core.packed import Trained, dictionary_of, is_known, register
-from errkb.core.records import FlagDef, FlagLink, Site
-from errkb.core.search.update import update_search_index
-from errkb.ingest.flag_links.linker import error_flag_rows
-from errkb.ingest.snapshot_rows import (
-    BODY_COLUMNS,
-    ERROR_FLAG_COLUMNS,
-    FLAG_BODY_COLUMNS,
-    OCCURRENCE_COLUMNS,
-    SNAPSHOT_FLAG_COLUMNS,
-    Prepared,
-    error_row,
-    flag_rows,
-    prepare_site,
-    site_rows,
-)
-from errkb.ingest.sources.base import SnapshotInfo
+from errkb.ingest.inserts import BATCH, batches, insert_plain
+from errkb.ingest.snapshot_writer import snapshot_id, write_snapshot
 
-T = TypeVar("T")
-BATCH = 500  # rows per statement and keys per IN (...) list: well under every bind limit
-
-
-def batches(items: Sequence[T], size: int = BATCH) -> Iterator[Sequence[T]]:
-    """Consecutive slices of at most `size` items."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _insert_ignore(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Insert rows, leaving any row whose primary key already exists untouched."""
-    if not rows:
-        return
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    keys = [c.name for c in table.primary_key.columns]
-    stmt = dialect.insert(table).on_conflict_do_nothing(index_elements=keys)
-    for chunk in batches(rows):
-        conn.execute(stmt, list(chunk))
-
+# Re-exported: the pipeline (and the kill test) call `store.write_snapshot`.
+__all__ = ["batches", "write_snapshot"]
 
 # A row written with any function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`),
 # so that one lookup tells whether the incremental extractor has anything to reuse.
@@ -129,7 +86,7 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
         blobs = {**blobs, UNITS_PRESENT: b""}
     rows = sorted((*file_cache_key(extractor, h), extractor, b) for h, b in blobs.items())
     with engine.begin() as conn:
-        _insert_plain(
+        insert_plain(
             conn,
             FileCache.__table__,  # type: ignore[arg-type]
             ("id", "key_check", "extractor", "result"),
@@ -182,183 +139,7 @@ def has_cached_units(engine: Engine, extractor: str) -> bool:
 def snapshot_exists(engine: Engine, repo_name: str, kind: str, commit: str) -> bool:
     """True when this (repo, kind, commit) snapshot is already complete in the database."""
     with engine.connect() as conn:
-        return _snapshot_id(conn, repo_name, kind, commit) is not None
-
-
-def _snapshot_id(conn: Connection, repo_name: str, kind: str, commit: str) -> int | None:
-    return conn.execute(
-        select(Snapshot.id)
-        .join(Repo, Repo.id == Snapshot.repo_id)
-        .where(Repo.name == repo_name, Snapshot.kind == kind, Snapshot.commit == commit)
-    ).scalar()
-
-
-def _repo_id(conn: Connection, fields: dict[str, Any]) -> int:
-    """The repo row's id, created or refreshed from the pins."""
-    row = conn.execute(select(Repo).where(Repo.name == fields["name"])).mappings().first()
-    if row is None:
-        return int(conn.execute(insert(Repo).values(**fields).returning(Repo.id)).scalar_one())
-    changed = {k: v for k, v in fields.items() if row[k] != v}
-    if changed:
-        conn.execute(update(Repo).where(Repo.id == row["id"]).values(**changed))
-    return int(row["id"])
-
-
-def _bump_generation(conn: Connection) -> None:
-    current = conn.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
-    if current is None:
-        conn.execute(insert(Meta).values(key="generation", value="1"))
-    else:
-        conn.execute(
-            update(Meta).where(Meta.key == "generation").values(value=str(int(current) + 1))
-        )
-
-
-def _insert_plain(
-    conn: Connection,
-    table: Table,
-    columns: Sequence[str],
-    rows: Sequence[tuple[Any, ...]],
-    keep: Sequence[str] = (),
-) -> None:
-    """Insert rows given as tuples in `columns` order, JSON columns already serialized, with
-    one driver executemany per batch: SQLAlchemy's per-value processing of thousands of rows
-    cost more than the inserts themselves. With `keep` (a unique key), a row whose key exists
-    already is left as it is (`ON CONFLICT DO NOTHING`, common to both dialects)."""
-    quote = conn.dialect.identifier_preparer.quote
-    json_columns = {c.name for c in table.columns if isinstance(c.type, JSON)}
-    qmark = conn.dialect.paramstyle == "qmark"  # SQLite; psycopg takes %s
-    marks = ", ".join("?" if qmark else "%s::json" if c in json_columns else "%s" for c in columns)
-    sql = f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, columns))}) VALUES ({marks})"
-    if keep:
-        sql += f" ON CONFLICT ({', '.join(map(quote, keep))}) DO NOTHING"
-    for chunk in batches(rows):
-        conn.exec_driver_sql(sql, list(chunk))
-
-
-def _insert_bodies(
-    conn: Connection, table: Table, columns: Sequence[str], bodies: dict[str, tuple[Any, ...]]
-) -> None:
-    """Add the content-addressed rows (site or flag bodies, keyed by `hash`) not stored yet:
-    most of a snapshot's are known from earlier ones, so their hashes are looked up first
-    rather than their content sent again to be ignored."""
-    wanted = sorted(bodies)
-    known: set[str] = set()
-    for chunk in batches(wanted):
-        known.update(conn.execute(select(table.c.hash).where(table.c.hash.in_(chunk))).scalars())
-    _insert_plain(
-        conn,
-        table,
-        columns,
-        [bodies[h] for h in wanted if h not in known],
-        keep=("hash",),  # a concurrent ingest may have added it meanwhile
-    )
-
-
-def write_snapshot(
-    engine: Engine,
-    *,
-    repo: dict[str, Any],
-    info: SnapshotInfo,
-    occurrences: Sequence[tuple[Site, list[FlagLink]]],
-    flags: Sequence[FlagDef],
-    counts: dict[str, Any],
-    prepared: Sequence[Prepared] | None = None,
-    before_commit: Callable[[], None] | None = None,
-) -> tuple[int, int] | None:
-    """Write one complete snapshot in one transaction; (errors, new errors), None if present.
-
-    `prepared` holds each occurrence's `prepare_site`, when the caller worked it out already.
-    """
-    if prepared is None:
-        prepared = [prepare_site(repo["name"], site) for site, _ in occurrences]
-    with engine.begin() as conn:
-        repo_id = _repo_id(conn, repo)
-        if _snapshot_id(conn, repo["name"], info.kind, info.commit) is not None:
-            return None
-        ids = [p[0] for p in prepared]
-        first: dict[str, Site] = {}
-        for error, (site, _) in zip(ids, occurrences, strict=True):
-            first.setdefault(error, site)
-        # Every error id in one read (a scan of the primary-key index): repeated long IN lists
-        # get a generic plan on PostgreSQL (psycopg prepares them) that compares every row with
-        # every key.
-        known = set(conn.execute(select(Error.id)).scalars().all())
-        new_errors = [e for e in first if e not in known]
-        snapshot_id = conn.execute(
-            insert(Snapshot)
-            .values(
-                repo_id=repo_id,
-                label=info.label,
-                kind=info.kind,
-                ref=info.ref,
-                commit=info.commit,
-                date=info.date,
-                link_base=info.link_base,
-                sort_key=info.sort_key,
-                ingested_at=datetime.now(UTC),
-                errors=len(first),
-                **counts,
-            )
-            .returning(Snapshot.id)
-        ).scalar_one()
-        rows = [error_row(e, repo_id, first[e]) for e in new_errors]
-        _insert_ignore(conn, Error.__table__, rows)  # type: ignore[arg-type]
-        pairs = [
-            site_rows(snapshot_id, site, prep, involved)
-            for prep, (site, involved) in zip(prepared, occurrences, strict=True)
-        ]
-        _insert_bodies(
-            conn,
-            SiteBody.__table__,  # type: ignore[arg-type]
-            BODY_COLUMNS,
-            {body[0]: body for _, body in pairs},
-        )
-        _insert_plain(
-            conn,
-            Occurrence.__table__,  # type: ignore[arg-type]
-            OCCURRENCE_COLUMNS,
-            [occ for occ, _ in pairs],
-        )
-        links = {
-            (error, link["dest"]): link["flag"]
-            for error, (_, involved) in zip(ids, occurrences, strict=True)
-            for link in error_flag_rows(error, snapshot_id, involved)
-        }
-        _insert_plain(
-            conn,
-            ErrorFlag.__table__,  # type: ignore[arg-type]
-            ERROR_FLAG_COLUMNS,
-            [(error, snapshot_id, dest, flag) for (error, dest), flag in links.items()],
-        )
-        flag_pairs = [flag_rows(snapshot_id, f) for f in flags]
-        _insert_bodies(
-            conn,
-            FlagBody.__table__,  # type: ignore[arg-type]
-            FLAG_BODY_COLUMNS,
-            {body[0]: body for _, body in flag_pairs},
-        )
-        _insert_plain(
-            conn,
-            SnapshotFlag.__table__,  # type: ignore[arg-type]
-            SNAPSHOT_FLAG_COLUMNS,
-            [link for link, _ in flag_pairs],
-        )
-        # The full-text index follows in the same transaction, so search never sees a
-        # snapshot half-indexed.
-        update_search_index(
-            conn,
-            snapshot_id,
-            [
-                (error, site.path, site.qualname, [link.to_json() for link in involved])
-                for error, (site, involved) in zip(ids, occurrences, strict=True)
-            ],
-            new_errors,
-        )
-        _bump_generation(conn)
-        if before_commit is not None:
-            before_commit()
-    return len(first), len(new_errors)
+        return snapshot_id(conn, repo_name, kind, commit) is not None
 
 
 def compact(engine: Engine) -> tuple[int, int] | None:

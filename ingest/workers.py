@@ -14,8 +14,6 @@ import gc
 import multiprocessing
 import os
 import pickle
-import sys
-import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -24,6 +22,7 @@ from typing import Any, NamedTuple, TypeVar
 from errkb.core.lifeline import exit_with
 from errkb.core.priority import lower_priority
 from errkb.core.records import ExtractConfig, FileResult
+from errkb.core.spawn import main_hidden
 from errkb.ingest.extract import extract_file
 from errkb.ingest.extract.incremental import Split, extract_by_units, split_file
 from errkb.ingest.filecache import encode_result
@@ -81,24 +80,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-@contextmanager
-def _main_hidden() -> Iterator[None]:
-    """Processes started in this block do not import the main module.
-
-    A process that multiprocessing starts (forkserver or spawn) first imports the parent's main
-    module, so that functions defined there can be unpickled. Ours run only `ingest.workers`
-    functions, while the main module is the `errkb` CLI, a benchmark or pytest: importing it
-    (Typer, Rich, SQLAlchemy, pydantic, ...) would cost each worker at every snapshot.
-    The main module is stood in for by an empty module while the processes start.
-    """
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
 
 
 def _ready() -> None:
@@ -169,7 +150,7 @@ class Workers:
                 initializer=_init_worker,
                 initargs=(os.getpid(), self.nice),
             )
-            with _main_hidden():  # the processes start on these first submits
+            with main_hidden():  # the processes start on these first submits
                 for _ in range(self.count):
                     self._pool.submit(_ready)
         return self._pool

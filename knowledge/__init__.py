@@ -12,6 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from errkb.core.records import Site, Vocabulary
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.explain import common_situations, trigger, what_it_means, who_hits_it
 from errkb.knowledge.facts import (
     Derived,
@@ -24,7 +25,9 @@ from errkb.knowledge.facts import (
 )
 from errkb.knowledge.fixes import example_fix, solutions
 from errkb.knowledge.inputs import Input
-from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.intent import Intent
+from errkb.knowledge.kinds import kind_note
+from errkb.knowledge.notes import with_constants
 from errkb.knowledge.reading import read_site
 
 
@@ -45,11 +48,12 @@ class Explanation:
 
 @dataclass(frozen=True)
 class WhoHitsIt:
-    """Who is in a position to hit the error (user input, model or hardware, internal)."""
+    """Who is in a position to hit the error (`knowledge.evidence.WhoKind`), with the evidence."""
 
     kind: Audience
     text: str
     provenance: tuple[Provenance, ...]
+    evidence: tuple[str, ...] = ()  # each name the guard reads, traced to its input
 
 
 def explain_error(
@@ -65,13 +69,19 @@ def explain_error(
     web_url: str | None = None,
 ) -> Explanation:
     """Explain one error from one of its sites, its involved flags and its timeline."""
+    site = with_constants(site)  # every quote of the message shows a constant's value
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
-    kind, who = who_hits_it(r)
+    kind, who, evidence = who_hits_it(r)
+    meaning = what_it_means(site.exception, site, flags, r)
+    note = kind_note(site)  # what the kind of error means (kinds.py), said first
+    if note is not None:
+        meaning = Derived(f"{note.text} {meaning.text}", meaning.provenance)
     return Explanation(
-        what_it_means=what_it_means(site.exception, site, flags, r),
+        what_it_means=meaning,
         trigger=trigger(site, flags, launch_command, r),
         common_situations=common_situations(site, flags, tl, project, r),
-        solutions=tuple(
+        solutions=(() if note is None else note.fixes)
+        + tuple(
             solutions(
                 site,
                 flags,
@@ -92,6 +102,6 @@ def explain_error(
             ("derived:conditions", "derived:flags") if flags else ("derived:conditions",),
         ),
         intent=r.intent,
-        who_hits_it=WhoHitsIt(kind, who.text, who.provenance),
+        who_hits_it=WhoHitsIt(kind, who.text, who.provenance, evidence),
         inputs=r.inputs,
     )

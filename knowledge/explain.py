@@ -8,10 +8,11 @@ there; `common_situations` lists the situations the message, the flags and the h
 from __future__ import annotations
 
 from errkb.core.records import Site
-from errkb.knowledge import message
+from errkb.knowledge import message, notes
 from errkb.knowledge.commands import trigger_args
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.intent import INTENT_WORDS, Audience
+from errkb.knowledge.intent import INTENT_WORDS
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
 from errkb.knowledge.words import class_name, class_noun, phrase
@@ -67,8 +68,11 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     cls = class_name(site.qualname)
     owner = class_noun(site.qualname, glossary) or cls
     named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
+    the_owner = "the " + owner if owner and owner != cls else owner
+    if act and owner and not named and " " not in act:  # `validate`: "validating the X"
+        return f"Raised while {act} {the_owner}"
     if act and owner and not named:
-        return f"Raised while {act} in {'the ' + owner if owner != cls else owner}"
+        return f"Raised while {act} in {the_owner}"
     if act:
         return f"Raised while {act}"
     func = site.qualname.rsplit(".", 1)[-1]
@@ -78,59 +82,117 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
 
 
-def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
-    """Where it is raised, under which facts (in words), the message's reason and its intent."""
-    facts = [f.text for f in r.facts]
-    text = _raised_where(site, r.glossary)
+_USER_WORDS = ("--", "the request", "the model", "environment variable", "running on")
+
+
+def _joined(facts: list[str]) -> str:
+    """Facts as one clause: "a, b and c", or "all of these hold: a; b; and c" when long."""
     if len(facts) == 1:
-        text += f", when {facts[0]}."
-    elif facts:
-        text += ", when all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1] + "."
-    else:
-        text += ", whenever that code runs: no condition guards the raise."
+        return facts[0]
+    if len(facts) <= 3 and not any("," in f or ";" in f for f in facts):
+        return ", ".join(facts[:-1]) + " and " + facts[-1]
+    return "all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1]
+
+
+def _why(site: Site) -> tuple[list[str], list[Provenance]]:
+    """Why the check exists: the message's reason, then the source's comment or docstring."""
+    out: list[str] = []
+    prov: list[Provenance] = []
     why = message.reason(site.template)
     if why:
-        text += f" The message gives the reason: {why}."
+        out.append(f"The message gives the reason: {why.replace('`', '')}.")
+        prov.append("derived:message")
+    for text, source in notes.reasons(site):
+        said = (
+            "A comment at the check says"
+            if source == "derived:comments"
+            else ("The function's documentation says")
+        )
+        out.append(f"{said}: “{text.replace('`', '')}”")
+        prov.append(source)
+    return out, prov
+
+
+def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
+    """What the user was doing (the activity, the inputs the guard tests, in words), why the
+    check exists, and what kind of problem the message reports. Code stays out: a test that has
+    no words is left to the source shown below it."""
+    worded = [f.text for f in r.facts if f.worded]
+    worded.sort(key=lambda t: not any(w in t for w in _USER_WORDS))  # the user's part first
+    quoted = len(r.facts) - len(worded)
+    text = _raised_where(site, r.glossary)
+    if worded:
+        text += ", when " + _joined(worded)
+        text += (
+            ", with one more check shown in the source"
+            if quoted == 1
+            else (f", with {quoted} more checks shown in the source" if quoted else "")
+        )
+        text += "."
+    elif quoted:
+        text += ", under a check that is shown in the source."
+    else:
+        text += ", whenever that code runs: no condition guards the raise."
+    prov: list[Provenance] = ["derived:conditions"]
+    why, why_prov = _why(site)
+    if why:
+        text += " " + " ".join(why)
+        prov += why_prov
     if r.intent:
         text += f" It reports {INTENT_WORDS[r.intent]}."
+        prov.append("derived:message")
     named = named_flags(site, flags)
     if named:
         text += f" It names {', '.join(named)}."
-    prov: list[Provenance] = ["derived:conditions"]
+        prov.append("derived:message")
     if flags:
         prov.append("derived:flags")
-    if why or r.intent or named:
-        prov.append("derived:message")
     if r.glossary and any(w in text for w in r.glossary.values()):
         prov.append("derived:glossary")
-    return Derived(text, tuple(prov))
+    return Derived(text, tuple(dict.fromkeys(prov)))
 
 
-def who_hits_it(r: Reading) -> tuple[Audience, Derived]:
-    """The audience class and a sentence saying why."""
-    named = [f.flag if f.cli else f"the setting {f.dest}" for f in r.flags]
-    named += [
-        {"request_field": "request field ", "environment": "environment variable "}.get(i.kind, "")
-        + (i.name or i.owner)
-        for i in r.inputs
-        if i.kind in ("request_field", "environment")
-    ]
-    if r.audience == "user_input":
-        text = "Your input: it depends on " + ", ".join(dict.fromkeys(named)) + "."
-    elif r.audience == "model_or_hardware":
-        what = [i.name or i.owner for i in r.inputs if i.kind in ("model_config", "hardware")]
+_WHO_LEAD: dict[str, str] = {
+    "flag": "A flag you set",
+    "request_field": "A field of the request you sent",
+    "environment": "An environment variable where the server starts",
+    "model_config": "The model you serve: its configuration or weights",
+    "dependency": "The installed packages: one is missing or has another version",
+    "hardware": "The hardware, platform or parallelism settings in use",
+}
+
+
+def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
+    """The class of who hits it, a sentence saying why, and the evidence (the chains of names)."""
+    evidence = tuple(c.text for c in r.clues)
+    if r.audience in _WHO_LEAD:
+        first = [c.text for c in r.clues if c.kind == r.audience]
+        others = [c.text for c in r.clues if c.kind != r.audience]
+        text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(first[:3]) + "."
+        if others:
+            text += " The guard also depends on: " + "; ".join(others[:3]) + "."
+    elif r.audience == "internal":
         text = (
-            "The model or hardware in use: the guard reads " + ", ".join(dict.fromkeys(what)) + "."
+            f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "
+            "computes itself, so reaching it points to a bug or a case the code did not expect."
         )
     else:
-        text = (
-            "An internal invariant: no flag, request field, environment variable or model "
-            "setting is tested on the way to the raise."
+        inputs = (
+            "a flag, a request field, an environment variable, the model, the platform or a package"  # noqa: E501
         )
+        if r.clues:
+            names = r.clues[0].text.split(":")[0]
+            text = f"We could not tell which input leads here: the guard reads {names}, which "
+            text += f"could not be traced to {inputs}."
+        else:
+            text = (
+                "We could not tell which input leads here: the guard names no flag, request "
+                "field, environment variable, model setting, platform or package."
+            )
     prov: tuple[Provenance, ...] = (
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )
-    return r.audience, Derived(text, prov)
+    return r.audience, Derived(text, prov), evidence
 
 
 def trigger(

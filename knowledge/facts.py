@@ -18,6 +18,8 @@ Provenance = Literal[
     "derived:flags",
     "derived:history",
     "derived:glossary",
+    "derived:comments",  # the comment lines above or beside the raise and its guards
+    "derived:docstring",  # the enclosing function's docstring
     "ai",
 ]
 FixKind = Literal[
@@ -37,7 +39,7 @@ EventKind = Literal["message", "guard", "site added", "site removed"]
 
 @dataclass(frozen=True)
 class Involvement:
-    """A flag linked to a site (see `ingest.links`), with its definition when it is known."""
+    """A flag linked to a site (see `errkb.ingest.flag_links`), with its definition if known."""
 
     flag: str
     dest: str
@@ -195,4 +197,5 @@ class RelatedError:
 
     id: str
     title: str
-    reason: str
+    reason: str  # the kind, for ranking: "same function", "shares --x", ...
+    detail: str = ""  # the reason in words a reader can use (see `related.reason_words`)

@@ -1,9 +1,13 @@
-"""Solutions and the example fix, derived from the message, the flags and the history.
+"""Solutions and the example fix, derived from the message, the flags, the evidence and history.
 
-Order: the message's own advice, then a change of each flag the guard requires (with the flag's
-default and help), then flags that are one alternative among several or only read, then the
-upgrade the timeline shows. When nothing names a way out, the entry says what is known (the
-guard that must stop holding, the value the message reports) instead of inventing a fix.
+Order: a note when the code around the raise catches the error (the user sees a warning, not a
+crash); for a proven internal invariant, the report upstream; then the message's own advice, the
+fixes of the cause the evidence points to (`knowledge.evidence`: a flag, a request field, an
+environment variable, the model, a package, the hardware), the other inputs' fixes, and the
+upgrade the timeline shows. When nothing names a way out, the entry says what is known (the guard
+that must stop holding, the value the message reports) instead of inventing a fix, and reporting
+it upstream comes last. The example fix is the user's own input before and after; a release
+change only where the check was lifted (`knowledge.versions`).
 """
 
 from __future__ import annotations
@@ -12,101 +16,23 @@ import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge import environment, input_fixes, message
+from errkb.knowledge import (
+    cause_fixes,
+    environment,
+    input_fixes,
+    message,
+    swallowed,
+    versions,
+)
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
+from errkb.knowledge.flag_fixes import flag_fixes_of
 from errkb.knowledge.reading import Reading, read_site
 from errkb.knowledge.wording import (
     code,
     condition_clauses,
-    default_words,
-    flag_name,
     flag_state,
 )
-
-MAX_HELP = 220
-
-
-def short_help(inv: Involvement) -> str | None:
-    """The flag's help, cut at a sentence end near MAX_HELP characters."""
-    d = inv.definition
-    if d is None or not d.help:
-        return None
-    text = " ".join(d.help.split())
-    if len(text) <= MAX_HELP:
-        return text
-    cut = text.rfind(". ", 0, MAX_HELP)
-    return text[: cut + 1] if cut > 40 else text[:MAX_HELP].rstrip() + "…"
-
-
-def _with_help(text: str, inv: Involvement) -> str:
-    help_ = short_help(inv)
-    return f"{text}. {inv.flag}: {help_}" if help_ else text + "."
-
-
-def _flag_fixes(flags: list[Involvement]) -> list[Fix]:
-    prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
-    out: list[Fix] = []
-    ordered = sorted(
-        (f for f in flags if f.in_condition),
-        key=lambda f: (not f.required, f.polarity == "other"),
-    )
-    for f in ordered:
-        esc = escape(f)
-        if esc is not None:
-            lead = "" if f.required else "Alternatively (one of several ways the guard holds): "
-            text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
-            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
-        else:
-            dflt = default_words(f)
-            text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests " + code(
-                f.condition or ""
-            )
-            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
-    for f in flags:
-        if not f.in_condition and f.in_message:
-            dflt = default_words(f)
-            text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
-            out.append(
-                Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
-            )
-    return out
-
-
-def _history_fixes(
-    tl: TimelineFacts | None, project: str, releases: Collection[str], pypi_name: str | None
-) -> tuple[list[Fix], list[Fix]]:
-    if tl is None:
-        return [], []
-    ups, downs = [], []
-    if tl.gone_in is not None:
-        command = (
-            f"pip install '{pypi_name}>={tl.gone_in}'"
-            if (pypi_name and tl.gone_in in releases)
-            else None
-        )
-        ups.append(
-            Fix(
-                "upgrade",
-                f"Upgrade to {project} {tl.gone_in} or later: the error is not raised there "
-                f"(last raised in {tl.last_seen}).",
-                ("derived:history",),
-                command=command,
-                snapshot=tl.gone_in,
-            )
-        )
-    if tl.absent_before is not None:
-        downs.append(
-            Fix(
-                "downgrade",
-                f"If this appeared after an upgrade: {project} {tl.absent_before} "
-                f"does not raise it "
-                f"(first raised in {tl.first_seen}).",
-                ("derived:history",),
-                snapshot=tl.absent_before,
-            )
-        )
-    return ups, downs
 
 
 def _known_facts(site: Site, r: Reading, exception: str) -> Fix:
@@ -184,22 +110,27 @@ def solutions(
 ) -> list[Fix]:
     """Every solution, concrete ones first; never empty."""
     r = reading or read_site(site, flags, Vocabulary())
-    report = [input_fixes.report_fix(r, project)] if r.audience == "internal" else []
     advice = [
         Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
     ]
-    flag_fixes = _flag_fixes(flags)
-    inputs = (
-        input_fixes.request_fixes(r)
-        + input_fixes.environment_fixes(r, launch_command)
-        + input_fixes.model_fixes(r)
-    )
-    ups, downs = _history_fixes(tl, project, releases, pypi_name)
-    if report:  # an internal invariant: the message's own words, then a release without it,
-        # come before reporting it upstream
-        out = advice + ups + report + flag_fixes + inputs
+    flag_fixes = flag_fixes_of(flags, r.resolved)
+    by_cause: dict[str, list[Fix]] = {
+        "flag": flag_fixes,
+        "request_field": input_fixes.request_fixes(r),
+        "environment": input_fixes.environment_fixes(r, launch_command),
+        "model_config": cause_fixes.model_fixes(r),
+        "dependency": cause_fixes.dependency_fixes(r),
+        "hardware": cause_fixes.hardware_fixes(r),
+    }
+    # the fixes of the cause the evidence points to first, then the others in their order
+    order = sorted(by_cause, key=lambda k: k != r.audience)
+    inputs = [f for k in order if k != "flag" for f in by_cause[k]]
+    ups, downs = versions.history_fixes(tl, project, releases, pypi_name)
+    if r.audience == "internal":  # proven: the code's own state, so it goes upstream first
+        out = [cause_fixes.report_fix(r, project, first=True), *advice, *ups, *flag_fixes]
+        out += inputs
     else:
-        out = advice + flag_fixes + inputs + ups
+        out = advice + [f for k in order for f in by_cause[k]] + ups
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)
     rules = message.rules(site.template)
@@ -217,7 +148,10 @@ def solutions(
         advice or inputs or ups or any(f.command or f.text.startswith("Remove") for f in flag_fixes)
     ):
         out.append(_known_facts(site, r, exception))
-    return out + downs
+    if r.audience != "internal":
+        out.append(cause_fixes.report_fix(r, project, first=False))
+    quiet = swallowed.swallowed_fix(site)
+    return ([quiet] if quiet else []) + out + downs
 
 
 def example_fix(
@@ -236,33 +170,8 @@ def example_fix(
         found = input_fixes.request_example(reading) or input_fixes.environment_example(
             reading, launch_command
         )
-    return found or _version_example(tl, pypi_name, releases)
-
-
-def _version_example(
-    tl: TimelineFacts | None, pypi_name: str | None, releases: Collection[str]
-) -> ExampleFix | None:
-    """The install line of a release that raises it, then of one that does not (from history)."""
-    if tl is None or not pypi_name:
-        return None
-    prov: tuple[Provenance, ...] = ("derived:history",)
-    if tl.gone_in is not None and tl.gone_in in releases and tl.last_seen in releases:
-        return ExampleFix(
-            f"pip install '{pypi_name}=={tl.last_seen}'",
-            f"pip install '{pypi_name}>={tl.gone_in}'",
-            f"{tl.last_seen} is the last ingested release that raises it; {tl.gone_in} "
-            "and later do not.",
-            prov,
-        )
-    if tl.absent_before is not None and tl.absent_before in releases and tl.first_seen in releases:
-        return ExampleFix(
-            f"pip install '{pypi_name}=={tl.first_seen}'",
-            f"pip install '{pypi_name}=={tl.absent_before}'",
-            f"It first appears in {tl.first_seen}; {tl.absent_before} does not raise it (a "
-            "way back while the change that introduced it is looked into).",
-            prov,
-        )
-    return None
+    intent = reading.intent if reading is not None else None
+    return found or versions.version_example(tl, pypi_name, releases, intent)
 
 
 def _other_facts(site: Site, flags: list[Involvement], reading: Reading | None) -> list[str]:

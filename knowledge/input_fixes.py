@@ -1,4 +1,4 @@
-"""Solutions and example fixes for inputs other than flags: request fields, environment, model.
+"""Solutions and example fixes for request fields and environment variables.
 
 Each solution names the input, what the guard needs of it (in the words of the guard's facts),
 the allowed values when the code states them, and what to change; a request field gets a
@@ -58,7 +58,7 @@ def request_fixes(r: Reading) -> list[Fix]:
             text = f"Change {where}: the error is raised when {need[0]}"
             text += f"; send a value for which {need[1]}"
         else:
-            text = f"Change {where}: the message is about it; send a value this code accepts"
+            text = f"Change {where}: the message is about it; send a value that it allows"
         if values is not None:
             text += f", for example {found.name}: {json.dumps(values[1])}"
         prov: tuple[Provenance, ...] = _PROV if need is not None else ("derived:message",)
@@ -112,39 +112,6 @@ def environment_fixes(r: Reading, launch: str | None) -> list[Fix]:
         prov = _PROV if (state is not None or need or in_guard) else ("derived:message",)
         out.append(Fix("environment", text + ".", prov, input=found.name, command=command))
     return out
-
-
-def model_fixes(r: Reading) -> list[Fix]:
-    """The model or hardware decides: say which facts are about it and what to change."""
-    model = [i for i in r.inputs if i.kind == "model_config"]
-    hardware = [i for i in r.inputs if i.kind == "hardware"]
-    about = [f.text for f in r.facts if "the model" in f.text or "running on" in f.text]
-    out = []
-    if model:
-        names = ", ".join(dict.fromkeys(i.name for i in model if i.name)) or "its configuration"
-        text = "Use a model this code supports, or check the model's config.json (" + names + ")"
-        if about:
-            text += ": the error is raised when " + "; ".join(about)
-        out.append(Fix("model", text + ".", _PROV, input=model[0].name or model[0].owner))
-    if hardware:
-        text = "This depends on the hardware or platform in use"
-        if about:
-            text += ": the error is raised when " + "; ".join(about)
-        out.append(Fix("model", text + ". Run on a platform for which that does not hold.", _PROV))
-    return out
-
-
-def report_fix(r: Reading, project: str) -> Fix:
-    """For an internal invariant: report it upstream, with what to include."""
-    url = f"{r.web_url.rstrip('/')}/issues/new" if r.web_url else None
-    where = f" at {url}" if url else ""
-    text = (
-        f"Report it to the {project} maintainers{where}: no flag, request field or environment "
-        f"variable is tested on the way to this raise, so it points to a bug or a case the code "
-        f"did not expect. Include the {project} version, the full command line or request, "
-        f"the model, and the whole traceback"
-    )
-    return Fix("report", text + ".", ("derived:conditions", "derived:message"), url=url)
 
 
 def request_example(r: Reading) -> ExampleFix | None:

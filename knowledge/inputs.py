@@ -30,6 +30,7 @@ _MODEL_WORDS = frozenset(
     "architectures architecture arch archs model_arch model_type quant_method quantization "
     "hidden_act torch_dtype".split()
 )
+_MAPPING_METHODS = frozenset({"get", "items", "keys", "values", "to_dict", "__dict__"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 
 
@@ -135,6 +136,8 @@ class InputFinder:
                 if rest[-1:] == ["get"] and isinstance(node, ast.Call) and node.args:
                     key = _const_str(node.args[0])  # config.get("backbone_type")
                     rest = rest[:-1] + ([key] if key else [])
+                if rest[-1:] and rest[-1] in _MAPPING_METHODS:
+                    rest = rest[:-1]  # `hf_config.get` itself names no field
                 return Input("model_config", ".".join(rest), part)
         if self.model_class and chain[0] == "self" and len(chain) == 2:
             return Input("model_config", chain[1], "config")
@@ -142,7 +145,17 @@ class InputFinder:
             return Input("request_field", chain[1], self.request_class)
         for i, part in enumerate(chain[:-1]):
             if any(part == h or part.endswith("_" + h) for h in self.holders):
-                return Input("request_field", chain[i + 1], part)
+                field = chain[i + 1]
+                if field in _MAPPING_METHODS:  # sampling_params.get("max_new_tokens")
+                    key = (
+                        _const_str(node.args[0])
+                        if isinstance(node, ast.Call) and node.args
+                        else None
+                    )
+                    if key is None:
+                        return None
+                    field = key
+                return Input("request_field", field, part)
         if isinstance(node, ast.Call | ast.Name | ast.Attribute) and _HARDWARE.search(chain[-1]):
             return Input("hardware", chain[-1])
         return None

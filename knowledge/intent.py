@@ -3,9 +3,7 @@
 The intent is read from the guard's shape first (an `isinstance` test is a wrong type, `x is
 None` a missing value, a comparison with a number a range, `x not in choices` an unknown name)
 and from the message's words only when the guard does not decide, and only when the guard does
-not contradict them. "Who hits it" follows from the inputs involved: a flag, request field or
-environment variable is the user's input; the model's configuration or the hardware is the
-model or hardware in use; with neither, the raise guards an internal invariant.
+not contradict them. Who hits it is traced from evidence in `knowledge.evidence`.
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ import ast
 from typing import Literal
 
 from errkb.core.records import Template
-from errkb.knowledge.inputs import Input
 from errkb.knowledge.message import UNSUPPORTED_WORDS
 
 Intent = Literal[
@@ -29,7 +26,6 @@ Intent = Literal[
     "deprecated",
     "invalid",
 ]
-Audience = Literal["user_input", "model_or_hardware", "internal"]
 
 INTENT_WORDS: dict[str, str] = {
     "unsupported": "a combination of options, model or hardware this code does not support",
@@ -43,12 +39,6 @@ INTENT_WORDS: dict[str, str] = {
     "deprecated": "an option or usage that is no longer accepted",
     "invalid": "a value this code rejects",
 }
-AUDIENCE_WORDS: dict[str, str] = {
-    "user_input": "the user's input (command-line flags, request fields or environment)",
-    "model_or_hardware": "the model or hardware in use",
-    "internal": "an internal invariant: nothing a user sets is tested, so it points to a bug",
-}
-
 _MESSAGE: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ("deprecated", ("deprecated", "no longer supported", "has been removed")),
     ("unsupported", UNSUPPORTED_WORDS),
@@ -166,12 +156,3 @@ def intent(template: Template, last_group: list[ast.expr]) -> Intent | None:
     ):
         return "invalid"  # range words without a comparison in the guard: do not claim a range
     return said
-
-
-def audience(inputs: list[Input], flags_involved: bool) -> Audience:
-    """Who is in a position to hit the error."""
-    if flags_involved or any(i.kind in ("request_field", "environment") for i in inputs):
-        return "user_input"
-    if any(i.kind in ("model_config", "hardware") for i in inputs):
-        return "model_or_hardware"
-    return "internal"

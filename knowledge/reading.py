@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 from errkb.core.records import Site, Vocabulary
 from errkb.knowledge import guard
+from errkb.knowledge.evidence import Clue, SiteInfo, handlers_of, who
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder, site_inputs
-from errkb.knowledge.intent import Audience, Intent, audience, intent
+from errkb.knowledge.intent import Intent, intent
+from errkb.knowledge.notes import constant_values, glosses
 from errkb.knowledge.phrases import Speaker
 
 
@@ -28,6 +31,7 @@ class Reading:
     inputs: tuple[Input, ...]
     intent: Intent | None
     audience: Audience
+    clues: tuple[Clue, ...]
     finder: InputFinder
     glossary: dict[str, str]
     web_url: str | None
@@ -61,11 +65,15 @@ def read_site(
     resolved = {k: v for c in site.conditions for k, v in c.resolved}
     finder = InputFinder(site, vocab)
     glossary = dict(vocab.glossary)
-    speaker = Speaker(flags, resolved, finder, glossary)
+    speaker = Speaker(flags, resolved, finder, glossary, constant_values(site), glosses(site))
     facts = guard.facts(site, speaker)
     groups = guard.groups(site)
     inputs = site_inputs(site, vocab)
-    involved = bool(flags)  # a server setting linked on either side is the user's
+    handlers = handlers_of(site.conditions)
+    text = site.template.literal_text
+    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text)
+    nodes = [n for g in groups for n in g]
+    kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
     return Reading(
         site=site,
         flags=tuple(flags),
@@ -73,9 +81,23 @@ def read_site(
         groups=tuple(tuple(g) for g in groups),
         inputs=tuple(inputs),
         intent=intent(site.template, list(groups[-1]) if groups else []),
-        audience=audience(inputs, involved),
+        audience=kind,
+        clues=tuple(clues),
         finder=finder,
         glossary=glossary,
         web_url=web_url,
         resolved=resolved,
     )
+
+
+def flag_clues(flags: list[Involvement]) -> list[str]:
+    """How each linked flag reaches the guard or the message, for the evidence."""
+    out = []
+    for f in flags:
+        name = f.flag if f.cli else f"the setting {f.dest}"
+        if f.in_condition:
+            via = f" (through `{f.via}`)" if f.via else ""
+            out.append(f"{name} is tested by the guard{via}")
+        elif f.in_message:
+            out.append(f"the message names {name}")
+    return out

@@ -35,6 +35,24 @@ def similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
 
 
+def reason_words(reason: str, *, before: bool | None = None, activity: str | None = None) -> str:
+    """Why a related error is worth reading, as a sentence part: "raised just before this one,
+    while initializing pools", "the same flag (--tp-size) also leads to it"."""
+    if reason == "same function":
+        where = {True: "just before this one", False: "just after this one", None: "nearby"}
+        said = f"raised {where[before]} in the same function"
+        return said + (f", while {activity}" if activity else "")
+    if reason.startswith("shares "):
+        flags = reason.removeprefix("shares ")
+        one = "," not in flags
+        return f"the same flag{'' if one else 's'} ({flags}) also lead{'s' if one else ''} to it"
+    return {
+        "same class": "raised by the same class, for another of its checks",
+        "same file": "raised in the same file",
+        "similar message": "its message is worded much like this one",
+    }.get(reason, reason)
+
+
 def _kind(reason: str) -> str:
     return reason.split(" ", 1)[0] if reason.startswith("shares") else reason
 
@@ -73,7 +91,7 @@ def similar(
     """(id, title, message) candidates whose message is similar enough, most similar first."""
     scored = [(similarity(message, m), i, t) for i, t, m in others]
     return [
-        RelatedError(i, t, "similar message")
+        RelatedError(i, t, "similar message", reason_words("similar message"))
         for s, i, t in sorted(scored, key=lambda x: -x[0])
         if s >= threshold
     ]

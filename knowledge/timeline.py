@@ -147,7 +147,8 @@ def timeline(history: Sequence[SnapshotSites]) -> TimelineFacts:
     else:
         parts.append(f"still raised in the latest ingested snapshot ({labels[-1]})")
     if absent_before is not None:
-        parts.append(f"not raised before {names[0]} (absent in {absent_before})")
+        # the releases between the two were not necessarily ingested: bound the claim by both
+        parts.append(f"appeared between {absent_before} (absent) and {names[0]}")
     moved = sum(c.kind == "moved" for c in changes)
     if moved:
         parts.append(f"moved file {moved} time{'s' if moved > 1 else ''}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import shlex
 
+from errkb.core.negation import negate
 from errkb.core.records import Condition
 from errkb.knowledge.facts import Involvement
 
@@ -111,10 +112,13 @@ def activity(qualname: str) -> str | None:
     func = parts[-1]
     cls = parts[-2] if len(parts) > 1 and parts[-2][:1].isupper() else None
     if func in _SPECIAL:
-        return _SPECIAL[func].format(cls=f"`{cls}`" if cls else "the object")
+        return _SPECIAL[func].format(cls=cls or "object")
     if func[:1].isupper():
-        return f"in the body of class `{func}`"
+        return f"in the body of class {func}"
     words = [w for w in func.strip("_").split("_") if w]
+    if len(words) > 1 and words[0].lower() == "maybe":  # `maybe_download_x`: "downloading x"
+        then = activity(".".join([*parts[:-1], "_".join(words[1:])]))
+        return f"possibly {then}" if then else None
     if not words or words[0].lower() not in _VERBS:
         return None
     if words[0].lower() == "forward" and len(words) == 1:
@@ -199,29 +203,6 @@ def _is_bool(inv: Involvement) -> bool:
     return d is not None and (d.type or "").replace("Optional[", "").startswith("bool")
 
 
-def _negate(node: ast.expr) -> ast.expr:
-    """A test negated the way a person would write it (`x is None` for `not x is not None`)."""
-    flip = {
-        ast.Eq: ast.NotEq,
-        ast.NotEq: ast.Eq,
-        ast.Is: ast.IsNot,
-        ast.IsNot: ast.Is,
-        ast.In: ast.NotIn,
-        ast.NotIn: ast.In,
-        ast.Lt: ast.GtE,
-        ast.GtE: ast.Lt,
-        ast.Gt: ast.LtE,
-        ast.LtE: ast.Gt,
-    }
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in flip:
-        return ast.Compare(node.left, [flip[type(node.ops[0])]()], node.comparators)
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        return ast.BoolOp(ast.And(), [_negate(v) for v in node.values])
-    return ast.UnaryOp(ast.Not(), node)
-
-
 def _conjuncts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [c for v in node.values for c in _conjuncts(v)]
@@ -241,14 +222,14 @@ def condition_clauses(cond: Condition, flags: list[Involvement]) -> list[str]:
     if cond.kind == "except":
         return [f"{code(cond.expr)} was caught"]
     if cond.kind == "try":
-        return [] if cond.expr == "try" else [f"in the `{cond.expr}` part of a `try`"]
+        return [] if cond.expr.startswith("try") else [f"in the `{cond.expr}` part of a `try`"]
     if cond.kind == "case":
         return [code(cond.expr) if cond.holds else f"not {code(cond.expr)}"]
     try:
         node = ast.parse(cond.expr, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
         return [code(cond.text)]
-    node = node if cond.holds else _negate(node)
+    node = node if cond.holds else negate(node)
     resolved = dict(cond.resolved)
     out = []
     for part in _conjuncts(node):

@@ -12,7 +12,20 @@ from collections.abc import Mapping
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 # Leading name parts that say what kind of name it is, not what it is about.
-_PREDICATE = ("is", "has", "use", "uses", "should", "can", "enable", "enabled", "do")
+_PREDICATE = (
+    "is",
+    "has",
+    "use",
+    "uses",
+    "should",
+    "can",
+    "enable",
+    "enabled",
+    "do",
+    "requires",
+    "supports",
+    "needs",
+)
 _GETTER = ("get", "_get")
 _SHORT_WORDS = frozenset("to of in on by at or no up as if per out off".split())
 _OWNERS = frozenset({"self", "cls", "args", "server_args", "kwargs", "config", "cfg"})

@@ -1,4 +1,4 @@
-"""Alembic environment: runs on the engine handed over by `errkb.db.upgrade`, or ERRKB_DATABASE_URL."""
+"""Alembic environment: runs on the engine handed over by `errkb.core.db.upgrade`, or ERRKB_DATABASE_URL."""
 
 from __future__ import annotations
 

@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
@@ -19,9 +20,12 @@ from errkb.service.browse.trees import ModuleTrees
 from errkb.service.entries.cache import EntryCache
 from errkb.service.head import HeadAsGet
 from errkb.service.http_cache import NotModified, not_modified_response
+from errkb.service.openapi import install_openapi
 from errkb.service.problems import install_error_handlers
 from errkb.service.queries import VersionTracker
 from errkb.service.validation import RefuseNul
+
+log = logging.getLogger("uvicorn.error")  # uvicorn prints it with its own start-up lines
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,12 +44,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.engine = engine
         app.state.sessions = session_factory(engine)
         app.state.versions = VersionTracker(engine)
+        if app.state.versions.empty():  # a mistyped path serves nothing: say where it looked
+            where = engine.url.render_as_string(hide_password=True)
+            log.warning("the knowledge base at %s is empty: run `errkb ingest` to fill it", where)
         app.state.entries = EntryCache(settings.entry_cache_mb << 20)
         app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:
             hook(app)
         try:
-            yield
+            async with AsyncExitStack() as stack:  # front ends that run tasks (MCP's sessions)
+                for context in app.state.lifespan_contexts:
+                    await stack.enter_async_context(context(app))
+                yield
         finally:
             for hook in app.state.shutdown_hooks:
                 hook(app)
@@ -56,8 +66,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.startup_hooks = []
     app.state.shutdown_hooks = []
+    app.state.lifespan_contexts = []
 
     install_error_handlers(app)
+    install_openapi(app)
     app.add_middleware(RefuseNul)
 
     @app.exception_handler(NotModified)
@@ -78,5 +90,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.match.routes import install_matcher
 
     install_matcher(app)
+    from errkb.service.mcp.http import install_mcp
+
+    install_mcp(app)
     app.add_middleware(HeadAsGet)
     return app

@@ -22,11 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.queries import ping
+from errkb.service.read.status import EMPTY_KB, ping
 from errkb.service.snapshots.routes import router as snapshots_router
 from errkb.service.status.state import compact, kb_status
 
@@ -51,6 +51,8 @@ class Health(BaseModel):
     """A healthy server's answer (the same bytes between two refreshes, so HEAD and GET agree)."""
 
     status: Literal["ok"]
+    empty: bool = Field(description="true while nothing has been ingested: every lookup is a 404")
+    detail: str | None = Field(default=None, description="what an operator should know")
     knowledge: Knowledge | None = None
 
 
@@ -129,7 +131,10 @@ async def healthz(request: Request) -> Health:
     problem = watch.problem()
     if problem is not None:
         raise Unavailable(problem)
-    return Health(status="ok", knowledge=request.app.state.kb_health)
+    knowledge = request.app.state.kb_health
+    if request.app.state.kb_empty:
+        return Health(status="ok", empty=True, detail=EMPTY_KB, knowledge=knowledge)
+    return Health(status="ok", empty=False, knowledge=knowledge)
 
 
 def install_health(app: FastAPI) -> None:
@@ -149,6 +154,8 @@ def install_health(app: FastAPI) -> None:
                 if time.monotonic() - refreshed[0] >= KB_STATE_SECONDS:
                     app.state.kb_health = Knowledge(**compact(kb_status(session)))
                     refreshed[0] = time.monotonic()
+            # Read here, off the event loop, like the round trip; /healthz and 404s use it.
+            app.state.kb_empty = app.state.versions.empty()
 
         watch = DatabaseWatch(check, period=settings.health_check_seconds)
         watch.check_now()

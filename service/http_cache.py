@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Response
 
@@ -113,3 +113,8 @@ def not_modified_response(v: Validators) -> Response:
 
 
 Fresh = Annotated[Validators, Depends(fresh)]
+
+# What a route that checks the validators declares in the OpenAPI document.
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "The copy the client holds (If-None-Match / If-Modified-Since) is current"}
+}

@@ -21,6 +21,7 @@ from errkb.core.models import Meta, Snapshot
 
 # The session type the request dependencies hand out; routes annotate with this alias.
 DbSession = Session
+DbEngine = Engine  # for the read side's few reads that skip the session (see read.entries)
 AI_GENERATION = "ai_generation"
 
 
@@ -167,6 +168,10 @@ class VersionTracker:
         with self._lock:
             self._current = fresh
         return fresh
+
+    def empty(self) -> bool:
+        """True while no snapshot has been ingested (the date of the newest one is None)."""
+        return self.current().last_modified is None
 
     def close(self) -> None:
         """Release the watch's connection."""

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import throwaway_pg
 from sqlalchemy import Engine, text
+from throwaway_pg import ThrowawayPostgres
 
 from errkb.core.db import make_engine, upgrade
 from errkb.core.models import Base
@@ -17,10 +21,77 @@ PG_ADMIN_URL = os.environ.get(
     "ERRKB_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )
 ROOT = Path(__file__).resolve().parent.parent
+_throwaway: list[ThrowawayPostgres] = []  # the run's own server, when it had to start one
+_admin_url: list[str] = []
+_config: list[pytest.Config] = []
+
+
+def pg_admin_url() -> str:
+    """The PostgreSQL URL the tests create their databases from (checked once per run).
+
+    When nothing answers at PG_ADMIN_URL, a throwaway server is started from the installed
+    binaries (see `throwaway_pg`) and removed when the run ends; with no binaries either, the
+    run stops with one line saying what to install.
+    """
+    if _admin_url:
+        return _admin_url[0]
+    url = PG_ADMIN_URL
+    if not throwaway_pg.answers(url):
+        bin_dir = throwaway_pg.binaries()
+        if bin_dir is None:
+            pytest.exit(f"no PostgreSQL answers at {url}: {throwaway_pg.INSTALL_HINT}", 4)
+        server = ThrowawayPostgres(bin_dir)
+        try:
+            server.start()
+        except subprocess.CalledProcessError as exc:
+            server.stop()
+            why = " ".join((exc.stderr or exc.stdout or "").split())[:300]
+            pytest.exit(f"no PostgreSQL answers at {url}, and starting one failed: {why}", 4)
+        _throwaway.append(server)
+        url = server.admin_url
+        _say(
+            f"No PostgreSQL answers at {PG_ADMIN_URL}: started a throwaway one from "
+            f"{bin_dir} at 127.0.0.1:{server.port} for this run (removed at the end)."
+        )
+    _admin_url.append(url)
+    return url
+
+
+def _say(line: str) -> None:
+    """One line on the terminal's stderr, past pytest's output capture."""
+    capture = _config[0].pluginmanager.getplugin("capturemanager") if _config else None
+    if capture is None:
+        sys.stderr.write(f"\n{line}\n")
+        return
+    with capture.global_and_fixture_disabled():
+        sys.stderr.write(f"\n{line}\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the config, to reach the terminal past the output capture (see `_say`)."""
+    _config.append(config)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Make sure of PostgreSQL before any test runs, when a selected test needs it."""
+    if any(_needs_postgres(item) for item in session.items):
+        pg_admin_url()
+
+
+def _needs_postgres(item: pytest.Item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(names & {"pg_url", "sglang_kb_pg_url"}) or "postgres" in params.values()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop and remove the run's own PostgreSQL server, if it started one."""
+    while _throwaway:
+        _throwaway.pop().stop()
 
 
 def _pg_admin() -> Engine:
-    engine = make_engine(PG_ADMIN_URL)
+    engine = make_engine(pg_admin_url())
     return engine.execution_options(isolation_level="AUTOCOMMIT")  # type: ignore[return-value]
 
 
@@ -31,7 +102,7 @@ def fresh_pg_url() -> str:
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
-    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    base = pg_admin_url().rsplit("/", 1)[0]
     return f"{base}/{name}"
 
 

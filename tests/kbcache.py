@@ -48,6 +48,18 @@ def extraction_digest() -> str:
     return _digest(files)
 
 
+def ingest_release(job: Job, spec: str, cache_dir: Path, repo: str | None = None) -> None:
+    """Ingest one PyPI release (`name==version`) by the pipeline, as `errkb ingest --pypi` does;
+    the tests' and the benches' knowledge bases are all built by this."""
+    pins = load_pins(ROOT / "pins.toml")
+    repo_pin, make = plan.pypi_planned(spec, pins, repo, cache_dir, MAX_BYTES)
+    source = make()
+    try:
+        ingest_snapshot(source, repo_pin, repo_pin.extract_config(MAX_BYTES), job)
+    finally:
+        source.close()
+
+
 def ingest_pinned_releases(
     url: str, cache_dir: Path = CACHE, versions: tuple[str, ...] | None = None
 ) -> None:
@@ -60,13 +72,7 @@ def ingest_pinned_releases(
         job = Job(engine=engine)
         for repo in pins.repos:
             for version in (versions or repo.releases) if repo.pypi_name else ():
-                spec = f"{repo.pypi_name}=={version}"
-                repo_pin, make = plan.pypi_planned(spec, pins, repo.name, cache_dir, MAX_BYTES)
-                source = make()
-                try:
-                    ingest_snapshot(source, repo_pin, repo_pin.extract_config(MAX_BYTES), job)
-                finally:
-                    source.close()
+                ingest_release(job, f"{repo.pypi_name}=={version}", cache_dir, repo.name)
         if engine.dialect.name == "sqlite":
             with engine.connect() as conn:
                 conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))

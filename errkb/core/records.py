@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import TypeAdapter
+
+from errkb.core.flag_link import FlagLink, FlagSide, Polarity, flag_links
+from errkb.core.vocabulary import Vocabulary
+
+# Re-exported: they lived here before they had their own modules.
+__all__ = ["FlagLink", "FlagSide", "Polarity", "Vocabulary", "flag_links"]
 
 SegmentKind = Literal["text", "placeholder"]
 # The statement a guard comes from (see Condition).
@@ -21,6 +26,10 @@ ConditionKind = Literal["if", "elif", "while", "for", "with", "case", "except", 
 SnapshotKind = Literal["git", "pypi", "dir"]
 # What an ingest did with one snapshot.
 SnapshotStatus = Literal["ingested", "already ingested"]
+# How a site raises: `raise X(...)` of a class named in the code; `raise f(...)` or `raise e`
+# where the class is only known at run time; an `assert`; a subscript of a mapping that raises
+# KeyError for a missing key (`params_dict[name]`).
+SiteKind = Literal["raise", "indirect", "assert", "lookup"]
 
 
 @dataclass(frozen=True)
@@ -72,10 +81,23 @@ def _suffix(seg: Segment) -> str:
     return conv + spec
 
 
-def error_id(repo: str, exception: str, template: Template) -> str:
-    """16 hex digits identifying an error across snapshots and file moves."""
-    key = "\x1f".join((repo, exception, template.normalized))
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
+def error_id(repo: str, exception: str, template: Template, place: str = "") -> str:
+    """16 hex digits identifying an error across snapshots and file moves.
+
+    `place` is given only for a site without a message (see `site_error_id`); ids of errors
+    with a message are the hash of (repo, exception, template) alone, as they always were.
+    """
+    parts = (repo, exception, template.normalized) + ((place,) if place else ())
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def site_error_id(repo: str, site: Site) -> str:
+    """The error a site raises: by its message, or, with no message to tell errors apart (most
+    asserts, a bare `raise NotImplementedError`, a missing key), by its enclosing function and
+    its check (the assert's condition, the subscript, or the innermost guard)."""
+    if site.template.segments and site.kind != "lookup":
+        return error_id(repo, site.exception, site.template)
+    return error_id(repo, site.exception, site.template, f"{site.qualname}\x1f{site.check}")
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,20 @@ class Snippet:
 
 
 @dataclass(frozen=True)
+class SiteNotes:
+    """What the source says about a raise beside its code: the comments directly above (or
+    beside) the raise and its guards, the enclosing function's docstring, and the literal values
+    of the module constants its message and guards name (so `{MODES}` can be shown as the list).
+
+    Comment anchors are line offsets from the raise line, so a moved site keeps its notes.
+    """
+
+    comments: tuple[tuple[int, str], ...] = ()  # (anchor line - raise line, comment text)
+    docstring: str = ""
+    constants: tuple[tuple[str, str], ...] = ()  # (name, source of its literal value)
+
+
+@dataclass(frozen=True)
 class Site:
     """One `raise <Exception>(...)` site in one file."""
 
@@ -123,6 +159,11 @@ class Site:
     conditions: tuple[Condition, ...]
     snippet: Snippet
     raise_source: str  # source of the message argument, "" for a bare raise
+    notes: SiteNotes = field(default_factory=SiteNotes)
+    kind: SiteKind = "raise"
+    # What must hold for the site not to fail, normalized (`ast.unparse`): an assert's condition,
+    # a lookup's subscript; for a message-less raise, the innermost guard. "" otherwise.
+    check: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,78 +182,18 @@ class FlagDef:
     cli: bool = True  # False for a settings field marked as not exposed on the command line
 
 
-FlagSide = Literal["message", "condition"]
-# What a guard needs of a flag: set (on) or unset (off), equal or not to `value`, in or not in
-# `value`, or some other comparison (`value` then holds the operator and operand).
-Polarity = Literal["on", "off", "eq", "ne", "in", "not_in", "other"]
-
-
-@dataclass(frozen=True)
-class FlagLink:
-    """A flag one raise site involves: named or printed by its message, read by its guard, or both.
-
-    Built by the linker (`errkb.ingest.flag_links`), stored as JSON with each occurrence, and
-    read back by the service; `to_json`/`from_json` are the one place its stored shape is spelled.
-    """
-
-    flag: str  # the flag's main spelling, "--tp-size"
-    dest: str  # the settings attribute, "tp_size"
-    sides: tuple[FlagSide, ...]
-    polarity: Polarity | None = None
-    value: str | None = None  # source text of the compared value
-    condition: str | None = None  # the guard that reads the flag
-    required: bool = False  # the raise needs this use to hold (not one branch of an `or`)
-    via: str | None = None  # a local name the guard reads the flag through
-    cli: bool = True
-    mentioned_as: str | None = None  # the alias the message spells the flag with
-
-    def to_json(self) -> dict[str, Any]:
-        """The stored form (keys as stored since the first schema)."""
-        out: dict[str, Any] = {
-            "flag": self.flag,
-            "dest": self.dest,
-            "sides": list(self.sides),
-            "polarity": self.polarity,
-            "value": self.value,
-            "condition": self.condition,
-            "required": self.required,
-            "via": self.via,
-            "cli": self.cli,
-        }
-        if self.mentioned_as is not None:
-            out["mentioned_as"] = self.mentioned_as
-        return out
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> FlagLink:
-        """Read the stored form back; unknown keys are ignored."""
-        return cls(
-            flag=str(raw["flag"]),
-            dest=str(raw["dest"]),
-            sides=tuple(raw.get("sides") or ()),
-            polarity=raw.get("polarity"),
-            value=raw.get("value"),
-            condition=raw.get("condition"),
-            required=bool(raw.get("required")),
-            via=raw.get("via"),
-            cli=bool(raw.get("cli", True)),
-            mentioned_as=raw.get("mentioned_as"),
-        )
-
-    def joined(self, other: FlagLink) -> FlagLink:
-        """This link with the other's sides added (the same flag at another site)."""
-        extra = tuple(s for s in other.sides if s not in self.sides)
-        return replace(self, sides=self.sides + extra) if extra else self
-
-
-def flag_links(raw: list[dict[str, Any]] | None) -> list[FlagLink]:
-    """Stored links (a JSON list, or NULL) as records."""
-    return [FlagLink.from_json(x) for x in raw or ()]
-
-
 FileStatus = Literal[
     "ok", "prefiltered", "syntax_error", "not_utf8", "null_bytes", "too_deep", "too_large", "unsafe"
 ]
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    """A class statement and the names of its bases (`nn.Module` -> "Module"): what a snapshot's
+    exception hierarchy is resolved from (`ingest.hierarchy`)."""
+
+    name: str
+    bases: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -224,6 +205,7 @@ class FileResult:
     flags: tuple[FlagDef, ...] = ()
     detail: str = ""
     parsed: bool = field(default=False)
+    classes: tuple[ClassDef, ...] = ()  # classes with bases, at module and class level
 
 
 @dataclass(frozen=True)
@@ -248,58 +230,31 @@ UNIT_RESULT = TypeAdapter(UnitResult)
 class ExtractConfig:
     """What to look for in each file; part of the file-cache key (see `digest`)."""
 
-    exceptions: tuple[str, ...] = ("ValueError",)
+    exceptions: tuple[str, ...] = ("ValueError",)  # class names; "*" is every class
     flag_classes: tuple[str, ...] = ()  # settings dataclasses whose fields become flags
     max_bytes: int = 2_000_000
+    asserts: bool = False  # every `assert` is a site too
+    lookups: tuple[str, ...] = ()  # mappings whose subscripts are KeyError sites ("params_dict")
+
+    @property
+    def every_class(self) -> bool:
+        """True when every raised class is a site, not only the named ones."""
+        return ANY_CLASS in self.exceptions
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Words one of which a file (or statement) spells when it may hold a site: the class
+        names, or with every class `raise` and the words exception classes are named with (so
+        that a file defining `class FooError(BarError)` is read for the hierarchy)."""
+        named = tuple(e for e in self.exceptions if e != ANY_CLASS)
+        every = ("raise", "Error", "Exception", "Warning") if self.every_class else ()
+        return named + every + (("assert",) if self.asserts else ()) + self.lookups
 
     @property
     def digest(self) -> str:
         """A stable digest of this config, combined with the extractor version in cache keys."""
-        raw = repr((self.exceptions, self.flag_classes, self.max_bytes))
+        raw = repr((self.exceptions, self.flag_classes, self.max_bytes, self.asserts, self.lookups))
         return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class Vocabulary:
-    """How a project names the inputs its users control, and the words for its abbreviations.
-
-    Set per repo in pins.toml and stored with the repo, so that explanations can say
-    "sliding-window attention" for `swa`, tell a request field from an internal attribute, and
-    recognise the project's environment helpers.
-    """
-
-    glossary: tuple[tuple[str, str], ...] = ()  # ("swa", "sliding-window attention")
-    request_classes: tuple[str, ...] = ()  # "path-glob:class-glob" of request/parameter classes
-    env_prefixes: tuple[str, ...] = ()  # "SGLANG_": a name with it is an environment variable
-    env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
-    model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
-    model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
-        """From the repo row's stored JSON (None or missing keys: empty)."""
-        raw = raw or {}
-
-        def names(key: str) -> tuple[str, ...]:
-            return tuple(str(x) for x in raw.get(key) or ())
-
-        glossary = raw.get("glossary") or {}
-        return cls(
-            glossary=tuple(sorted((str(k), str(v)) for k, v in glossary.items())),
-            request_classes=names("request_classes"),
-            env_prefixes=names("env_prefixes"),
-            env_helpers=names("env_helpers"),
-            model_config_names=names("model_config_names"),
-            model_paths=names("model_paths"),
-        )
-
-    def to_json(self) -> dict[str, object]:
-        """The repo row's stored JSON."""
-        return {
-            "glossary": dict(self.glossary),
-            "request_classes": list(self.request_classes),
-            "env_prefixes": list(self.env_prefixes),
-            "env_helpers": list(self.env_helpers),
-            "model_config_names": list(self.model_config_names),
-            "model_paths": list(self.model_paths),
-        }
+ANY_CLASS = "*"

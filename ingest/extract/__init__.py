@@ -12,12 +12,13 @@ import warnings
 
 from errkb.core.records import ExtractConfig, FileResult, FlagDef, Site
 from errkb.ingest.extract import flag_defs as flags
+from errkb.ingest.extract.classes import class_defs
 from errkb.ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
 from errkb.ingest.extract.sites import SiteFinder
 from errkb.ingest.extract.source import SourceLines
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
-EXTRACTOR_VERSION = "4"  # 4: PEP 263 coding lines are honoured
+EXTRACTOR_VERSION = "5"  # 5: every class, asserts, lookups; sites have a kind and a check
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 
@@ -44,13 +45,16 @@ def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
     except ValueError as exc:  # e.g. source the compiler rejects outright
         return FileResult(status="syntax_error", detail=str(exc), parsed=True)
     sites: tuple[Site, ...] = ()
-    if may_raise(data, config.exceptions):
+    if may_raise(data, config.markers):
         try:
-            sites = tuple(SiteFinder(SourceLines(text), path, config.exceptions).run(tree))
+            sites = tuple(SiteFinder(SourceLines(text), path, config).run(tree))
         except (RecursionError, MemoryError) as exc:
             return FileResult(status="too_deep", detail=f"walk: {type(exc).__name__}", parsed=True)
     found_flags, detail = flags_of(data, tree, text, path, config)
-    return FileResult(status="ok", sites=sites, flags=found_flags, detail=detail, parsed=True)
+    classes = class_defs(tree.body) if config.every_class else ()
+    return FileResult(
+        status="ok", sites=sites, flags=found_flags, detail=detail, parsed=True, classes=classes
+    )
 
 
 def flags_of(

@@ -19,6 +19,7 @@ from bisect import bisect_left
 from typing import NamedTuple
 
 from errkb.core.records import Condition, ConditionKind
+from errkb.ingest.extract.handlers import try_marker
 from errkb.ingest.extract.scope import Assigned, Position, Scope
 
 
@@ -108,6 +109,8 @@ def _entry_conditions(
         handler = entry.item
         caught = ast.unparse(handler.type) if handler.type is not None else "BaseException"
         return [("except", caught, True, handler.lineno, [])]
+    if branch == "body" and isinstance(node, ast.Try | ast.TryStar):
+        return [("try", try_marker(node), True, line, [])]
     marker = {"body": "try", "orelse": "no exception raised", "finalbody": "finally"}[branch]
     return [("try", marker, True, line, [])]
 

@@ -19,9 +19,10 @@ NUL = b"\x00"
 EARLY_STATUSES = frozenset({"too_large", "prefiltered", "null_bytes"})  # what `rejected` gives
 
 
-def may_raise(data: bytes, exceptions: tuple[str, ...]) -> bool:
-    """True when the bytes contain one of the exception names (a raise site is possible)."""
-    return any(name.encode() in data for name in exceptions)
+def may_raise(data: bytes, markers: tuple[str, ...]) -> bool:
+    """True when the bytes contain one of the marker words (`ExtractConfig.markers`: a site is
+    possible)."""
+    return any(name.encode() in data for name in markers)
 
 
 def may_define_flags(data: bytes, flag_classes: tuple[str, ...], path: str) -> bool:
@@ -37,7 +38,7 @@ def rejected(data: bytes, path: str, config: ExtractConfig) -> FileResult | None
     """The status of a file that must not be parsed, or None when it may be."""
     if len(data) > config.max_bytes:
         return FileResult(status="too_large", detail=f"{len(data)} bytes > {config.max_bytes}")
-    if not may_raise(data, config.exceptions) and not may_define_flags(
+    if not may_raise(data, config.markers) and not may_define_flags(
         data, config.flag_classes, path
     ):
         return FileResult(status="prefiltered")

@@ -16,8 +16,8 @@ fails the whole file as a full parse would (`symtable` also rejects a few scopin
 `ast.parse` lets through; then the file is parsed whole). A file with no cached unit is parsed
 whole, and its units cached. Any doubt
 (a split the parsed tree disagrees with) falls back to `extract_file`, which is always right;
-the records produced are the same either way (tests/test_incremental.py checks this on real
-sglang releases).
+the records produced are the same either way (tests/ingest/test_extract_incremental.py checks
+this on real sglang releases).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from errkb.core.records import (
     UnitResult,
 )
 from errkb.ingest.extract import flags_of
+from errkb.ingest.extract.classes import class_defs
 from errkb.ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
 from errkb.ingest.extract.flag_defs import flag_class_globs
 from errkb.ingest.extract.scope import Scope
@@ -104,7 +105,7 @@ class Plan:
         units = split_units(self.text, lines)
         if not units:
             return None
-        hits = lines_mentioning(self.text, config.exceptions)
+        hits = lines_mentioning(self.text, config.markers)
         keys, markers = [], set()
         for k, u in enumerate(units):
             if _holds(hits, u.start, u.end):
@@ -226,7 +227,7 @@ def extract_by_units(
             return None
     source = SourceLines(plan.text, plan.lines)
     try:
-        found = SiteFinder(source, path, config.exceptions, text).run(tree)
+        found = SiteFinder(source, path, config, text).run(tree)
     except (RecursionError, MemoryError):
         return None
     starts = [u.start for u in units]
@@ -253,9 +254,8 @@ def extract_by_units(
         flagged or _may_define(text, flag_class_globs(config.flag_classes, path))
     ):
         found_flags, detail = flags_of(data, tree, plan.text, path, config)
-    result = FileResult(
-        status="ok", sites=tuple(sites), flags=found_flags, detail=detail, parsed=True
-    )
+    classes = class_defs(tree.body) if config.every_class else ()
+    result = FileResult("ok", tuple(sites), found_flags, detail, True, classes)
     return result, rows
 
 

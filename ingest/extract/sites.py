@@ -1,11 +1,13 @@
-"""One pass over a module's statements that finds every raise of a configured exception.
+"""One pass over a module's statements that finds every site of a configured kind: raises of the
+configured exception classes (or of every class), asserts, and subscripts of configured mappings
+that raise KeyError for a missing key.
 
-Raises are statements, so the walk visits statement lists only (never expressions), and only the
-statements whose line span mentions an exception name (a `raise X(...)` always spells X inside
-its own span), so most of a large file is never visited. It keeps a path of `PathStep`s from the
-enclosing scope's body down to the current block; when a raise of a configured exception is found,
-that path gives its guard chain, the positions for name lookups, and its qualified name, so
-nothing needs a second walk of the tree.
+Sites are statements, so the walk visits statement lists only (never expressions), and only the
+statements whose line span mentions a marker word (`ExtractConfig.markers`: a `raise X(...)`
+always spells X, or `raise`, inside its own span), so most of a large file is never visited. It
+keeps a path of `PathStep`s from the enclosing scope's body down to the current block; when a
+site is found, that path gives its guard chain, the positions for name lookups, and its
+qualified name, so nothing needs a second walk of the tree.
 """
 
 from __future__ import annotations
@@ -14,24 +16,19 @@ import ast
 from bisect import bisect_left
 from typing import NamedTuple
 
-from errkb.core.records import Segment, Site, Template
+from errkb.core.records import ExtractConfig, Segment, Site, SiteKind, Template
 from errkb.ingest.extract.conditions import BlockEntry, GuardChains, PathStep, position
+from errkb.ingest.extract.raised import raised, raised_name
+from errkb.ingest.extract.reasons import site_notes
 from errkb.ingest.extract.scope import Scope
 from errkb.ingest.extract.snippet import snippet_for
 from errkb.ingest.extract.source import SourceLines
 from errkb.ingest.extract.templates import TemplateBuilder
 
+__all__ = ["SiteFinder", "lines_mentioning", "raised_name"]
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def raised_name(exc: ast.expr | None) -> str | None:
-    """The class name a `raise` statement names: `X`, `X(...)`, `mod.X(...)` -> "X"."""
-    target = exc.func if isinstance(exc, ast.Call) else exc
-    if isinstance(target, ast.Name):
-        return target.id
-    if isinstance(target, ast.Attribute):
-        return target.attr
-    return None
+_NO_MESSAGE = Template((), "none")
 
 
 def _branches(stmt: ast.stmt) -> list[tuple[list[ast.stmt], BlockEntry]]:
@@ -85,24 +82,27 @@ class SiteFinder:
         self,
         lines: SourceLines,
         path: str,
-        exceptions: tuple[str, ...],
+        config: ExtractConfig,
         parsed_text: str | None = None,
     ) -> None:
         """`parsed_text` is the text the tree came from when it is not `lines` (a masked module,
         see `ingest.extract.units`); snippets always come from `lines`, the real file."""
         self.lines = lines
         self.path = path
-        self.exceptions = frozenset(exceptions)
+        self.every = config.every_class
+        self.exceptions = frozenset(config.exceptions)
+        self.asserts = config.asserts
+        self.lookups = frozenset(config.lookups)
         self.sites: list[Site] = []
-        self.hits = lines_mentioning(parsed_text or lines.text, exceptions)
+        self.hits = lines_mentioning(parsed_text or lines.text, config.markers)
 
     def _may_hold_site(self, stmt: ast.stmt) -> bool:
-        """True when the statement's lines mention an exception name (else skip its subtree)."""
+        """True when the statement's lines mention a marker word (else skip its subtree)."""
         i = bisect_left(self.hits, stmt.lineno)
         return i < len(self.hits) and self.hits[i] <= (stmt.end_lineno or stmt.lineno)
 
     def run(self, tree: ast.Module) -> list[Site]:
-        """Every matching raise site of the module, in source order."""
+        """Every matching site of the module, in source order."""
         module = Scope(tree, tree.body)
         self._block(tree.body, (), None, _InScope.of(module), ())
         return self.sites
@@ -118,20 +118,24 @@ class SiteFinder:
         for index, stmt in enumerate(block):
             if not self._may_hold_site(stmt):
                 continue
+            step = (*outer, PathStep(block, index, entry))
             if isinstance(stmt, ast.Raise):
-                name = raised_name(stmt.exc)
-                if name in self.exceptions and stmt.exc is not None:
-                    frames = (*outer, PathStep(block, index, entry))
-                    self._site(stmt, stmt.exc, name, frames, here, names)
+                if stmt.exc is not None:
+                    self._raise(stmt, stmt.exc, step, here, names)
+                continue
+            if isinstance(stmt, ast.Assert):
+                if self.asserts:
+                    self._assert(stmt, step, here, names)
                 continue
             if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
-                self._scope(stmt, (*outer, PathStep(block, index, entry)), here.scope, names)
+                self._scope(stmt, step, here.scope, names)
                 continue
             branches = _branches(stmt)
             if branches:
-                frames = (*outer, PathStep(block, index, entry))
                 for child, child_entry in branches:
-                    self._block(child, frames, child_entry, here, names)
+                    self._block(child, step, child_entry, here, names)
+            elif self.lookups:
+                self._lookups(stmt, step, here, names)
 
     def _scope(
         self,
@@ -146,11 +150,55 @@ class SiteFinder:
         scope = Scope(node, node.body, parent, position(frames), owner)
         self._block(node.body, (), None, _InScope.of(scope), (*names, node.name))
 
-    def _site(
+    def _raise(
         self,
         stmt: ast.Raise,
         exc: ast.expr,
-        name: str,
+        frames: tuple[PathStep, ...],
+        here: _InScope,
+        names: tuple[str, ...],
+    ) -> None:
+        if not self.every:
+            name = raised_name(exc)
+            if name in self.exceptions:
+                self._site(stmt, exc, _Found("raise", name or ""), frames, here, names)
+            return
+        found = raised(exc, _caught(frames))
+        if found is not None:
+            self._site(stmt, exc, _Found(found.kind, found.name), frames, here, names)
+
+    def _assert(
+        self, stmt: ast.Assert, frames: tuple[PathStep, ...], here: _InScope, names: tuple[str, ...]
+    ) -> None:
+        # The message is built as `AssertionError(msg)` would be: the same template rules apply.
+        call = ast.Call(ast.Name("AssertionError"), [stmt.msg] if stmt.msg else [], [])
+        found = _Found("assert", "AssertionError", ast.unparse(stmt.test))
+        self._site(stmt, call, found, frames, here, names)
+
+    def _lookups(
+        self, stmt: ast.stmt, frames: tuple[PathStep, ...], here: _InScope, names: tuple[str, ...]
+    ) -> None:
+        seen: set[str] = set()
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, ast.Load)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in self.lookups
+            ):
+                check = ast.unparse(node)
+                if check not in seen:
+                    seen.add(check)
+                    # KeyError prints the missing key's repr.
+                    key = Segment("placeholder", ast.unparse(node.slice), "r")
+                    found = _Found("lookup", "KeyError", check, Template((key,), "other"))
+                    self._site(stmt, None, found, frames, here, names)
+
+    def _site(
+        self,
+        stmt: ast.stmt,
+        exc: ast.expr | None,
+        found: _Found,
         frames: tuple[PathStep, ...],
         here: _InScope,
         names: tuple[str, ...],
@@ -161,13 +209,19 @@ class SiteFinder:
             conditions, outermost = (), None
         start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
         args = exc.args if isinstance(exc, ast.Call) else []
-        try:
-            template = here.templates.template(exc, position(frames))
-        except RecursionError:  # a pathologically deep message loses its resolution, not the file
-            template = Template((Segment("placeholder", self.lines.segment(args[0])),), "other")
+        template = found.template
+        if template is None and exc is not None:
+            try:
+                template = here.templates.template(exc, position(frames))
+            except RecursionError:  # a pathologically deep message loses its resolution only
+                template = Template((Segment("placeholder", self.lines.segment(args[0])),), "other")
+        template = template or _NO_MESSAGE
+        check = found.check
+        if not check and not template.segments and conditions:
+            check = conditions[-1].text  # a message-less raise is told apart by its guard
         self.sites.append(
             Site(
-                exception=name,
+                exception=found.name,
                 template=template,
                 path=self.path,
                 line=start,
@@ -176,8 +230,32 @@ class SiteFinder:
                 conditions=conditions,
                 snippet=snippet_for(self.lines, start, end, outermost),
                 raise_source=self.lines.segment(args[0], args[-1]) if args else "",
+                notes=site_notes(self.lines, here.scope, start, conditions, template),
+                kind=found.kind,
+                check=check,
             )
         )
+
+
+class _Found(NamedTuple):
+    """What a site raises, and what is known of it before its message is built."""
+
+    kind: SiteKind
+    name: str
+    check: str = ""
+    template: Template | None = None
+
+
+def _caught(frames: tuple[PathStep, ...]) -> frozenset[str]:
+    """The names `except ... as name` handlers around the statement bind."""
+    return frozenset(
+        f.entry.item.name
+        for f in frames
+        if f.entry is not None
+        and f.entry.branch == "handler"
+        and isinstance(f.entry.item, ast.ExceptHandler)
+        and f.entry.item.name
+    )
 
 
 def _is_nested_in_method(scope: Scope) -> bool:

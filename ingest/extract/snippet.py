@@ -5,7 +5,8 @@ from __future__ import annotations
 from errkb.core.records import Snippet
 from errkb.ingest.extract.source import SourceLines
 
-MAX_ABOVE = 40  # lines above the raise, however far out the outermost guard is
+MAX_ABOVE = 60  # lines above the raise, however far out the outermost guard is (at 40, an
+# if/elif chain of a few branches lost its guarding `if`)
 CONTEXT_ABOVE = 2  # lines shown above the outermost guard (usually its comment)
 CONTEXT_BELOW = 3  # lines shown after the raise's last line
 UNGUARDED_ABOVE = 3  # lines shown above a raise that no condition guards

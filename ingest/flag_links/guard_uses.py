@@ -13,23 +13,12 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from errkb.core.negation import NEGATED_SYMBOLS, SYMBOLS
 from errkb.core.records import Condition
 from errkb.ingest.flag_links.reads import Reads, parse_expr
 
 _BOOLEAN_KINDS = frozenset({"if", "elif", "else", "while", "assert"})
 _MAX_DEPTH = 8  # local-name resolution chains; cycles and deep chains stop here
-_FLIP = {
-    "==": "!=",
-    "!=": "==",
-    "<": ">=",
-    ">=": "<",
-    ">": "<=",
-    "<=": ">",
-    "in": "not in",
-    "not in": "in",
-    "is": "is not",
-    "is not": "is",
-}
 _MIRROR = {
     "==": "==",
     "!=": "!=",
@@ -39,18 +28,6 @@ _MIRROR = {
     ">=": "<=",
     "is": "is",
     "is not": "is not",
-}
-_OPS: dict[type, str] = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-    ast.In: "in",
-    ast.NotIn: "not in",
-    ast.Is: "is",
-    ast.IsNot: "is not",
 }
 _POLARITIES = {
     "==": "eq",
@@ -97,7 +74,7 @@ class _Analyzer:
         self.resolved = resolved
         # Uses found through a resolved name, by (name, required, via, depth): a name read
         # several times, or reached along several resolution chains, is expanded only once.
-        self._through: dict[tuple[str, bool, str | None, int], list[GuardUse]] = {}
+        self._through: dict[tuple[str, bool, str | None, int, bool], list[GuardUse]] = {}
 
     def _deref(self, node: ast.expr) -> tuple[ast.expr, str | None]:
         """A local name resolved to a flag read stands for that read (`tp = args.tp_size`)."""
@@ -134,7 +111,7 @@ class _Analyzer:
     def _compare(
         self, node: ast.Compare, need: bool, required: bool, via: str | None, depth: int
     ) -> Iterator[GuardUse]:
-        op = _OPS.get(type(node.ops[0]))
+        op = SYMBOLS.get(type(node.ops[0]))
         (left, via_left), (right, via_right) = map(self._deref, (node.left, node.comparators[0]))
         via = via or via_left or via_right
         dest = self.reads.dest(left)
@@ -144,7 +121,7 @@ class _Analyzer:
         if op is None or dest is None or self.reads.dest(right) is not None:
             yield from self.other(node, required, via, depth)
             return
-        op = op if need else _FLIP[op]
+        op = op if need else NEGATED_SYMBOLS[op]
         value = ast.unparse(right)
         polarity = _POLARITIES.get(op)
         if polarity is None:
@@ -156,13 +133,48 @@ class _Analyzer:
         self, node: ast.AST, required: bool, via: str | None, depth: int
     ) -> Iterator[GuardUse]:
         """Any read of a flag in a non-boolean position: its use is `other`."""
-        for child in ast.walk(node):
+        for child, built in _tested_parts(node):
             if (dest := self.reads.dest(child)) is not None:
                 yield GuardUse(dest, "other", None, required, via)
             elif isinstance(child, ast.Name) and child.id in self.resolved and depth < _MAX_DEPTH:
-                key = (child.id, required, via or child.id, depth + 1)
+                key = (child.id, required, via or child.id, depth + 1, built)
                 if (found := self._through.get(key)) is None:
                     sub = parse_expr(self.resolved[child.id])
-                    found = [] if sub is None else list(self.other(sub, *key[1:]))
+                    if sub is not None and built:
+                        sub = _built_object(sub)
+                    found = [] if sub is None else list(self.other(sub, *key[1:4]))
                     self._through[key] = found
                 yield from found
+
+
+def _built_object(node: ast.expr) -> ast.expr | None:
+    """What of a local's value a guard reads when it reads a part of it (`cfg.num_layers`): a
+    call's arguments only configure the object it builds (`AutoConfig.from_pretrained(path,
+    trust_remote_code=args.trust_remote_code)`), so they are not tested; the function is."""
+    return node.func if isinstance(node, ast.Call) else node
+
+
+def _tested_parts(node: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node a condition tests, with whether the guard reads only a part of it.
+
+    A flag passed to a call whose result the guard takes apart (`load(args.path).layers`,
+    `make(args.x)[0]`) is an input of what was built, not something the guard tests: such
+    arguments are skipped, which is what keeps a guard on a loaded config from linking to every
+    flag the loader was given.
+    """
+    todo: list[tuple[ast.AST, bool]] = [(node, False)]
+    while todo:
+        child, built = todo.pop()
+        yield child, built
+        if isinstance(child, ast.Attribute | ast.Subscript):
+            inner = child.value
+            if isinstance(inner, ast.Call):
+                todo.append((inner.func, False))
+                if isinstance(child, ast.Subscript):
+                    todo.append((child.slice, False))
+                continue
+            todo.append((inner, isinstance(inner, ast.Name)))
+            if isinstance(child, ast.Subscript):
+                todo.append((child.slice, False))
+            continue
+        todo.extend((c, False) for c in ast.iter_child_nodes(child))

@@ -8,11 +8,11 @@ A flag is involved in a site when
   (`pd_enabled` -> `get_disagg().disaggregation_mode != "null"`) (side "condition").
 
 The condition side records what the guard needs of the flag (`polarity`, see
-`ingest.guard_uses`): on / off, eq / ne / in / not_in a value, or other, and whether the guard
-*requires* it or it is one alternative among several. Which attribute reads count as flag reads
-is the rule against false links in `ingest.flag_reads`; bare local names count only through
-their resolution. `ingest.read_filter` skips, provably without changing any link, the texts that
-cannot hold such a read, which are most of them.
+`ingest.flag_links.guard_uses`): on / off, eq / ne / in / not_in a value, or other, and whether
+the guard *requires* it or it is one alternative among several. Which attribute reads count as
+flag reads is the rule against false links in `ingest.flag_links.reads`; bare local names count
+only through their resolution. `ingest.flag_links.read_filter` skips, provably without changing
+any link, the texts that cannot hold such a read, which are most of them.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the text first skips the parse and the walk for the rest.
 
 Invariant (what makes skipping safe): whenever some node of `parse_expr(text)` has
 `Reads(catalog, path, server_paths).dest(node)` not None, `ReadFilter.may_read(text, path)` is
-True. Linking takes flags only from such nodes (`ingest.flag_reads.Reads.dest` over the parsed
+True. Linking takes flags only from such nodes (`ingest.flag_links.reads.Reads.dest` over the parsed
 placeholders, guard expressions and the texts their local names resolve to) and from `--flag`
 tokens of the message, so a text that may not read contributes nothing, and a site none of whose
 texts may read and whose message names no catalog flag involves no flag.
@@ -17,9 +17,10 @@ ASCII text, identifiers, keywords and numbers are spelled verbatim, so:
 - Without a `.` there is no attribute, and without `getattr` no getattr call: no read.
 - Without `getattr`, `#` (a comment) or a backslash (a line continuation), tokens are separated
   by whitespace alone, so an attribute read is `.` + whitespace + its name (a whole `\w+` word),
-  and its object ends right before: a settings-like name (`ingest.flag_reads.looks_like_settings`:
-  ending in args/settings/options/opts, any case) or a call without arguments (`(` + whitespace +
-  `)`), then closing parentheses and whitespace. A specific settings-class dest counts from any
+  and its object ends right before: a settings-like name
+  (`ingest.flag_links.reads.looks_like_settings`: ending in args/settings/options/opts, any
+  case) or a call without arguments (`(` + whitespace + `)`), then closing parentheses and
+  whitespace. A specific settings-class dest counts from any
   object; the others (non-specific settings-class dests, argparse dests) only from such objects.
 - Otherwise the whole-word test stands alone: a name read is one of the text's words. A getattr
   constant is spelled verbatim too, unless it has escapes (a backslash), is joined from adjacent

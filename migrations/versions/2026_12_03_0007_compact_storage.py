@@ -81,7 +81,7 @@ def downgrade() -> None:
 
 
 def _file_cache_id(extractor: str, content_hash: str) -> int:
-    """As `errkb.core.models.file_cache_id` computes it."""
+    """The row id as `file_cache_id` in `errkb.core.models` computed it at this revision."""
     digest = hashlib.blake2b(f"{extractor}\0{content_hash}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 

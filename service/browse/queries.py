@@ -147,6 +147,13 @@ def error_count(session: Session) -> int:
     return session.execute(select(func.count()).select_from(Error)).scalar_one()
 
 
+def class_counts(session: Session) -> list[tuple[str, int]]:
+    """(class, errors) for each raised class, the most common first; asserts count as
+    AssertionError, missing keys as KeyError."""
+    rows = session.execute(select(Error.exception, func.count()).group_by(Error.exception)).all()
+    return sorted(((str(c), int(n)) for c, n in rows), key=lambda r: (-r[1], r[0]))
+
+
 def error_ids(session: Session) -> list[str]:
     """Every error id, in order."""
     return list(session.scalars(select(Error.id).order_by(Error.id)))

@@ -15,7 +15,8 @@ from sqlalchemy import Text, cast, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from errkb.core.models import EntryDoc, Error, Meta, Occurrence, PackDictionary, Repo, Snapshot
+from errkb.core.cache_models import EntryDoc, Meta, PackDictionary
+from errkb.core.models import Error, Occurrence, Repo, Snapshot
 from errkb.core.packed import Trained
 
 ERROR_COLUMNS = (

@@ -1,23 +1,24 @@
 """`build_entry`: the one function that assembles an error's full entry from the database.
 
-The JSON route, the HTML page, `errkb show` and the static export all call it. It reads the
-rows in a handful of queries (error, occurrences, snapshots, flag definitions, related-error
-candidates, cached AI prose) and hands them to the pure synthesis in `errkb.knowledge`.
+The read side (`errkb.service.read.entries`) calls it for every front end when no stored doc is
+current, and the entry docs are built with it. It reads the rows in a handful of queries (error,
+occurrences, snapshots, flag definitions, related-error candidates, cached AI prose) and hands
+them to the pure synthesis in `errkb.knowledge`.
 
 An entry stays small whatever the history: its places are site histories (each distinct
 version of a site's code once), only the shown snapshot's occurrences are listed in full, and
-the per-snapshot list is paginated (`occurrence_page`).
+the per-snapshot list is paginated (`errkb.service.entries.occurrences`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from typing import Any
 
-from errkb.core.errors import BadInput, NotFound
-from errkb.core.models import Error, Occurrence, Snapshot
-from errkb.core.records import FlagDef, FlagLink, flag_links
+from errkb.core.builtin_classes import builtin_chain
+from errkb.core.errors import NotFound
+from errkb.core.models import SiteBody, Snapshot
+from errkb.core.records import FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, TimelineFacts
 from errkb.service.entries.ai import cached_explanation
@@ -30,12 +31,11 @@ from errkb.service.entries.facts import (
     site_of,
     timeline_of,
 )
-from errkb.service.entries.histories import SlimOccurrence, site_histories
-from errkb.service.entries.history_out import conditions_out, history_out, pinned_url
+from errkb.service.entries.histories import SiteHistory, SlimOccurrence, site_histories
+from errkb.service.entries.history_out import history_out
+from errkb.service.entries.occurrences import flag_out, occurrence_out
 from errkb.service.entries.queries import (
     error_and_repo,
-    occurrence_count,
-    occurrence_rows,
     occurrences_in,
     repo_snapshots,
     site_bodies,
@@ -44,44 +44,17 @@ from errkb.service.entries.queries import (
 from errkb.service.entries.related import related_errors
 from errkb.service.entries.schemas import (
     Entry,
-    FlagOut,
-    OccurrenceOut,
-    OccurrencePage,
     RelatedOut,
     RepoOut,
+    SiteHistoryOut,
     SnapshotProvenance,
     Timeline,
     TimelinePointOut,
 )
 from errkb.service.queries import DbSession as Session
 
-
-def _link(link_base: str | None, path: str, line: int) -> str | None:
-    return f"{link_base}{path}#L{line}" if link_base else None
-
-
-def _flag_out(inv: Involvement, link_base: str | None) -> FlagOut:
-    d = inv.definition
-    return FlagOut(
-        flag=inv.flag,
-        flags=list(d.flags) if d else [inv.flag],
-        dest=inv.dest,
-        sides=[s for s in inv.sides if s in ("message", "condition")],  # type: ignore[misc]
-        polarity=inv.polarity,  # type: ignore[arg-type]
-        value=inv.value,
-        condition=inv.condition,
-        required=inv.required,
-        type=d.type if d else None,
-        default=d.default if d else None,
-        choices=list(d.choices) if d and d.choices is not None else None,
-        help=d.help if d else None,
-        defined_at=f"{d.path}:{d.line}" if d else None,
-        defined_url=_link(link_base, d.path, d.line) if d else None,
-    )
-
-
 # Bounds that keep the largest entry of a whole history under 100 KB of JSON; everything left
-# out is counted in the entry and listed in full by `occurrence_page`.
+# out is counted in the entry and listed in full by `occurrences.occurrence_page`.
 SITES_LISTED = 40  # site histories listed (newest sites first)
 SITES_IN_FULL = 5  # site histories with their line runs and code versions (newest sites first)
 VERSIONS_SHOWN = 2  # code versions per such site
@@ -106,16 +79,7 @@ def build_entry(
     for r in slim:
         by_snap.setdefault(r.snapshot_id, []).append(r)
     present = [s for s in snapshots if s.id in by_snap]
-    if not present:
-        raise NotFound(f"error {error_id} has no occurrence in any ingested snapshot")
-    shown = present[-1]
-    if snapshot is not None:
-        shown = next((s for s in present if s.label == snapshot), None)  # type: ignore[assignment]
-        if shown is None:
-            labels = ", ".join(s.label for s in present)
-            raise NotFound(
-                f"error {error_id} is not raised in snapshot {snapshot!r} (raised in: {labels})"
-            )
+    shown = _shown_snapshot(error_id, present, snapshot)
     shown_occs = occurrences_in(session, error_id, shown.id)
 
     links = merged_links(shown_occs)
@@ -125,14 +89,7 @@ def build_entry(
         return [Involvement.from_link(link, catalog.get(link.dest)) for link in links]
 
     bodies = site_bodies(session, {r.body_hash for r in slim})
-    signatures = {h: signature_of(b.conditions or [], b.raise_source) for h, b in bodies.items()}
-    tl = timeline_of(
-        snapshots,
-        {
-            sid: [placement(r.path, r.line, r.qualname, signatures[r.body_hash]) for r in rows]
-            for sid, rows in by_snap.items()
-        },
-    )
+    tl = _timeline_facts(snapshots, by_snap, bodies)
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
     related = related_errors(
@@ -145,36 +102,22 @@ def build_entry(
         flags={link.dest: link.flag for link in links},
     )
     base = settings.public_url.rstrip("/") if settings else ""
-    position = {s.id: i for i, s in enumerate(snapshots)}
-    histories = site_histories(
-        [
-            SlimOccurrence(
-                position[r.snapshot_id], r.path, r.line, r.end_line, r.qualname, r.body_hash
-            )
-            for r in slim
-        ]
-    )
+    histories = _site_histories(snapshots, slim)
     return Entry(
         id=error.id,
         message=error.message,
         title=error.title,
         exception=error.exception,
+        exception_chain=list(error.chain or builtin_chain(error.exception)),
+        kind=error.kind,
+        check=error.check_text,
         repo=RepoOut(name=repo.name, web_url=repo.web_url),
         template=[asdict(s) for s in site.template.segments],  # type: ignore[misc]
         form=error.form,
         snapshot=shown.label,
         explanation=ex,
-        flags=[_flag_out(inv, shown.link_base) for inv in involvements(links)],
-        sites=[
-            history_out(
-                h,
-                snapshots,
-                bodies,
-                versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
-                line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
-            )
-            for i, h in enumerate(histories[:SITES_LISTED])
-        ],
+        flags=[flag_out(inv, shown.link_base) for inv in involvements(links)],
+        sites=_sites_out(histories, snapshots, bodies),
         sites_total=len(histories),
         occurrences=[
             occurrence_out(error, o, shown, catalog) for o in shown_occs[:OCCURRENCES_SHOWN]
@@ -183,23 +126,83 @@ def build_entry(
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
         related=[
-            RelatedOut(id=r.id, title=r.title, reason=r.reason, url=f"{base}/errors/{r.id}")
+            RelatedOut(
+                id=r.id, title=r.title, reason=r.reason, why=r.detail, url=f"{base}/errors/{r.id}"
+            )
             for r in related
         ],
-        provenance=[
-            SnapshotProvenance(
-                repo=repo.name,
-                snapshot=s.label,
-                kind=s.kind,
-                commit=s.commit,
-                date=s.date,
-                url=s.link_base,
-            )
-            for s in dict.fromkeys((shown, present[0], present[-1]))
-        ],
+        provenance=_provenance(repo.name, [shown, present[0], present[-1]]),
         ai=cached_explanation(session, error, settings),
         json_url=f"{base}/api/errors/{error.id}",
         page_url=f"{base}/errors/{error.id}",
+    )
+
+
+def _shown_snapshot(error_id: str, present: list[Snapshot], label: str | None) -> Snapshot:
+    """The snapshot whose occurrences the entry shows in full: `label`'s, else the newest."""
+    if not present:
+        raise NotFound(f"error {error_id} has no occurrence in any ingested snapshot")
+    if label is None:
+        return present[-1]
+    shown = next((s for s in present if s.label == label), None)
+    if shown is None:
+        labels = ", ".join(s.label for s in present)
+        raise NotFound(
+            f"error {error_id} is not raised in snapshot {label!r} (raised in: {labels})"
+        )
+    return shown
+
+
+def _site_histories(snapshots: list[Snapshot], slim: list[Any]) -> list[SiteHistory]:
+    """The error's sites, each with the snapshots and code versions it was seen in."""
+    position = {s.id: i for i, s in enumerate(snapshots)}
+    return site_histories(
+        [
+            SlimOccurrence(
+                position[r.snapshot_id], r.path, r.line, r.end_line, r.qualname, r.body_hash
+            )
+            for r in slim
+        ]
+    )
+
+
+def _sites_out(
+    histories: list[SiteHistory], snapshots: list[Snapshot], bodies: dict[str, SiteBody]
+) -> list[SiteHistoryOut]:
+    """The newest sites as served: the first few in full, the rest with their latest line run."""
+    return [
+        history_out(
+            h,
+            snapshots,
+            bodies,
+            versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
+            line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
+        )
+        for i, h in enumerate(histories[:SITES_LISTED])
+    ]
+
+
+def _provenance(repo: str, snapshots: list[Snapshot]) -> list[SnapshotProvenance]:
+    """Where the entry's facts come from: each distinct snapshot once, in the order given."""
+    return [
+        SnapshotProvenance(
+            repo=repo, snapshot=s.label, kind=s.kind, commit=s.commit, date=s.date, url=s.link_base
+        )
+        for s in dict.fromkeys(snapshots)
+    ]
+
+
+def _timeline_facts(
+    snapshots: list[Snapshot], by_snap: dict[int, list[Any]], bodies: dict[str, Any]
+) -> TimelineFacts:
+    """Where the error stands in each snapshot, each site placed by its code's signature."""
+    signatures = {h: signature_of(b.conditions or [], b.raise_source) for h, b in bodies.items()}
+    return timeline_of(
+        snapshots,
+        {
+            sid: [placement(r.path, r.line, r.qualname, signatures[r.body_hash]) for r in rows]
+            for sid, rows in by_snap.items()
+        },
     )
 
 
@@ -235,61 +238,4 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
         removed_in=tl.gone_in,
         changed_in=[asdict(e) for e in tl.changed_in],  # type: ignore[misc]
         summary=tl.summary,
-    )
-
-
-# An occurrence page's cursor is the offset of its first row: ASCII digits, small enough for
-# any database integer (declared in the OpenAPI document, so forged values never reach a query).
-OCCURRENCE_CURSOR = r"^[0-9]{1,9}$"
-
-
-def occurrence_page(
-    session: Session,
-    error_id: str,
-    *,
-    cursor: str | None,
-    limit: int,
-    settings: Settings | None = None,
-) -> OccurrencePage:
-    """One page of every occurrence of an error, newest snapshot first, then by path and line."""
-    error, _ = error_and_repo(session, error_id)
-    if cursor is not None and re.fullmatch(OCCURRENCE_CURSOR, cursor) is None:
-        raise BadInput(f"cursor must be the next_cursor of a previous page, got {cursor!r}")
-    offset = int(cursor or 0)
-    total = occurrence_count(session, error_id)
-    rows = occurrence_rows(session, error_id, offset, limit)
-    nxt = offset + len(rows)
-    more = nxt < total
-    base = settings.public_url.rstrip("/") if settings else ""
-    return OccurrencePage(
-        items=[occurrence_out(error, occ, snap, {}) for occ, snap in rows],
-        total=total,
-        next_cursor=str(nxt) if more else None,
-        next_url=f"{base}/api/errors/{error.id}/occurrences?cursor={nxt}&limit={limit}"
-        if more
-        else None,
-    )
-
-
-def occurrence_out(
-    error: Error, occ: Occurrence, snap: Snapshot, catalog: dict[str, FlagDef]
-) -> OccurrenceOut:
-    """One stored occurrence as served, flag definitions taken from `catalog`."""
-    site = site_of(error, occ)
-    links = flag_links(occ.flags)
-    return OccurrenceOut(
-        snapshot=snap.label,
-        snapshot_date=snap.date,
-        path=occ.path,
-        line=occ.line,
-        end_line=occ.end_line,
-        function=occ.qualname,
-        conditions=conditions_out(site.conditions),
-        snippet=asdict(site.snippet),  # type: ignore[arg-type]
-        raise_source=occ.raise_source,
-        url=pinned_url(snap, occ.path, occ.line, occ.end_line),
-        flags=[
-            _flag_out(Involvement.from_link(link, catalog.get(link.dest)), snap.link_base)
-            for link in links
-        ],
     )

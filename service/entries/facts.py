@@ -21,6 +21,7 @@ from errkb.core.records import (
     FlagLink,
     Segment,
     Site,
+    SiteNotes,
     Snippet,
     Template,
     Vocabulary,
@@ -43,6 +44,7 @@ from errkb.service.queries import DbSession as Session
 
 _CONDITIONS = TypeAdapter(tuple[Condition, ...])
 _SEGMENTS = TypeAdapter(tuple[Segment, ...])
+_NOTES = TypeAdapter(SiteNotes)
 
 
 def site_of(error: Error, occ: Occurrence) -> Site:
@@ -63,6 +65,9 @@ def site_of(error: Error, occ: Occurrence) -> Site:
             int(snip.get("raise_end", occ.end_line)),
         ),
         raise_source=occ.raise_source,
+        notes=_NOTES.validate_python(snip.get("notes") or {}),
+        kind=error.kind,
+        check=error.check_text or "",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Row, delete, func, insert, select, update
+from sqlalchemy import Engine, Row, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from errkb.core.errors import NotFound
@@ -50,6 +50,28 @@ def doc_body(session: Session, error_id: str, key: str, variant: str) -> bytes |
             EntryDoc.variant == variant,
         )
     ).scalar()
+
+
+def doc_body_direct(engine: Engine, error_id: str, key: str, variant: str) -> bytes | None:
+    """`doc_body` on a pooled connection's cursor, without a session or statement compilation.
+
+    The first read of an entry in each server process takes this path; through the ORM it cost
+    about 0.6 ms of CPU, most of it building and compiling the statement (profiled).
+    """
+    mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+    sql = (
+        f"SELECT body FROM entry_docs WHERE error_id = {mark} AND content_key = {mark} "
+        f"AND variant = {mark}"
+    )
+    conn = engine.raw_connection()
+    try:
+        cursor = conn.cursor()
+        cursor.execute(sql, (error_id, key, variant))
+        row = cursor.fetchone()
+        cursor.close()
+    finally:
+        conn.close()  # back to the pool, which ends the read transaction
+    return bytes(row[0]) if row is not None else None
 
 
 def write_docs(session: Session, key: str, variant: str, rows: list[tuple[str, bytes]]) -> None:

@@ -5,7 +5,7 @@
 - shared flag: `error_flags` by (snapshot, dest);
 - similar message: the full-text index (`search_docs` with FTS5 or a GIN tsvector), any two of
   the message's five most distinctive words, then re-scored by word overlap.
-`ingest.knowledge.related.rank_related` picks at most eight with a reason each.
+`errkb.knowledge.related.rank_related` picks at most eight with a reason each.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from itertools import combinations
 
 from errkb.core.search.terms import terms
 from errkb.knowledge.facts import RelatedError
-from errkb.knowledge.related import rank_related, similar, words
+from errkb.knowledge.related import rank_related, reason_words, similar, words
+from errkb.knowledge.wording import activity
 from errkb.service.dialect import message_matches
 from errkb.service.entries.queries import error_messages, same_file_rows, shared_flag_rows
 from errkb.service.queries import DbSession as Session
@@ -44,13 +45,17 @@ def _site_candidates(
         lines[p].append(line)
     out = []
     for r in sorted(rows, key=lambda r: min(abs(r.line - x) for x in lines[r.path])):
+        before = None
         if (r.path, r.qualname) in funcs:
             reason = "same function"
+            nearest = min(lines[r.path], key=lambda x: abs(r.line - x))
+            before = r.line < nearest if r.line != nearest else None
         elif (r.path, _class_of(r.qualname)) in classes:
             reason = "same class"
         else:
             reason = "same file"
-        out.append(RelatedError(r.error_id, r.title, reason))
+        detail = reason_words(reason, before=before, activity=activity(r.qualname))
+        out.append(RelatedError(r.error_id, r.title, reason, detail))
     return out
 
 
@@ -68,7 +73,8 @@ def _flag_candidates(
         shared[error].append(flags[dest])
         titles[error] = title
     ranked = sorted(shared, key=lambda i: (-len(shared[i]), titles[i]))
-    return [RelatedError(i, titles[i], "shares " + ", ".join(sorted(shared[i]))) for i in ranked]
+    reasons = {i: "shares " + ", ".join(sorted(shared[i])) for i in ranked}
+    return [RelatedError(i, titles[i], reasons[i], reason_words(reasons[i])) for i in ranked]
 
 
 def query_words(message: str) -> list[str]:

@@ -8,11 +8,11 @@ from starlette.concurrency import run_in_threadpool
 
 from errkb.core.settings import Settings
 from errkb.service.deps import SessionDep, SettingsDep
-from errkb.service.entries.build import OCCURRENCE_CURSOR, build_entry, occurrence_page
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import served_entry_json
-from errkb.service.entries.schemas import Entry, OccurrencePage
-from errkb.service.http_cache import fresh_validators
+from errkb.service.http_cache import NOT_MODIFIED, fresh_validators
+from errkb.service.read import entries, history
+from errkb.service.read.entries import Entry
+from errkb.service.read.history import OCCURRENCE_CURSOR, OccurrencePage
 
 router = APIRouter()
 
@@ -23,11 +23,15 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+            if stored is not None:
+                return stored
         with request.app.state.sessions() as session:
-            if snapshot is None:  # the default view: its doc, built now and stored if missing
-                return served_entry_json(session, error_id, version_key, settings)
-            entry = build_entry(session, error_id, snapshot=snapshot, settings=settings)
-        return entry.model_dump_json().encode()
+            return entries.entry_json(
+                session, error_id, key=version_key, snapshot=snapshot, settings=settings
+            )
 
     return cache.get_or_build(version_key, ("json", error_id, snapshot), build)
 
@@ -35,7 +39,10 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
 @router.get(
     "/api/errors/{error_id}",
     response_model=Entry,
-    responses={404: {"description": "Unknown error id, or not raised in that snapshot"}},
+    responses={
+        404: {"description": "Unknown error id, or not raised in that snapshot"},
+        **NOT_MODIFIED,
+    },
 )
 async def get_error(
     request: Request,
@@ -74,4 +81,4 @@ def get_occurrences(
     limit: int = Query(default=50, ge=1, le=200),
 ) -> OccurrencePage:
     """Every occurrence of one error (one per snapshot per site), newest snapshot first."""
-    return occurrence_page(session, error_id, cursor=cursor, limit=limit, settings=settings)
+    return history.occurrences(session, error_id, cursor=cursor, limit=limit, settings=settings)

@@ -12,9 +12,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from errkb.core.records import ConditionKind, FlagSide, Polarity, SegmentKind, SnapshotKind
+from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import ChangeKind, EventKind, FixKind, Provenance
 from errkb.knowledge.inputs import InputKind
-from errkb.knowledge.intent import Audience, Intent
+from errkb.knowledge.intent import Intent
 from errkb.service.datetimes import UtcDatetime
 
 
@@ -75,6 +76,7 @@ class WhoHitsItOut(BaseModel):
     kind: Audience
     text: str
     provenance: list[Provenance] = Field(min_length=1)
+    evidence: list[str] = []  # each name the guard reads, traced to the input it comes from
 
 
 class InputOut(BaseModel):
@@ -258,6 +260,7 @@ class RelatedOut(BaseModel):
     id: str
     title: str
     reason: str  # "same function", "shares --tp-size", "same file", "same class", "similar message"
+    why: str = ""  # the reason in words: "raised just before this one in the same function, …"
     url: str
 
 
@@ -298,6 +301,13 @@ class Entry(BaseModel):
     message: str  # display form, placeholders shown as {expr}
     title: str
     exception: str
+    # The class and its bases, nearest first, as far as the code and Python's builtins tell
+    # (["FooError", "ValueError", "Exception", "BaseException"]).
+    exception_chain: list[str] = []
+    # How it is raised: "raise", "indirect" (class known at run time), "assert", "lookup"
+    # (a missing key); `check` is what must hold: the assert's condition, the subscript.
+    kind: str = "raise"
+    check: str | None = None
     repo: RepoOut
     template: list[SegmentOut]
     form: str

@@ -50,10 +50,12 @@ def error_rows(session: Session) -> list[ErrorRow]:
         occurrences[error_id].append(
             OccurrenceRow(path, line, end_line, qualname, label, sort_key, prefix)
         )
-    errors = select(Error.id, Error.title, Error.exception, Error.template).order_by(Error.id)
+    errors = select(
+        Error.id, Error.title, Error.exception, Error.template, Error.kind, Error.check_text
+    ).order_by(Error.id)
     return [
-        ErrorRow(eid, title, exception, template, tuple(occurrences.get(eid, ())))
-        for eid, title, exception, template in session.execute(errors)
+        ErrorRow(eid, title, exception, template, tuple(occurrences.get(eid, ())), kind, check)
+        for eid, title, exception, template, kind, check in session.execute(errors)
     ]
 
 

@@ -2,20 +2,20 @@
 
 The endpoint is public and fed untrusted text, so the body is read as a stream and refused
 (413) as soon as it passes `max_body_bytes`, undecodable bytes are replaced rather than
-rejected, and the matching itself (pure and bounded, see `service.matcher`) runs in a separate
-process (`service.match.offload`), so health checks and pages keep answering while it works.
+rejected, and the matching itself (pure and bounded, see `errkb.service.match.matcher`) runs in
+a separate process (`errkb.service.read.match_processes`), so health checks and pages keep
+answering while it works.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI, Query, Request
 
-from errkb.core.errors import BadInput, BodyTooLarge
+from errkb.core.errors import BadInput
 from errkb.core.settings import Settings
-from errkb.service.match.offload import MatchProcesses
-from errkb.service.match.schemas import MatchOut, MatchResponse, match_out, text_of
-
-__all__ = ["MatchOut", "MatchResponse", "install_matcher", "match_out", "read_capped", "text_of"]
+from errkb.service.http_body import read_capped
+from errkb.service.read.match_processes import MatchProcesses
+from errkb.service.read.matches import MatchResponse
 
 router = APIRouter(tags=["match"])
 
@@ -71,25 +71,6 @@ async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> MatchR
             public_url=settings.public_url,
         )
     return MatchResponse(matches=found)
-
-
-async def read_capped(request: Request, cap: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed `cap` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise BodyTooLarge(_too_large(cap))
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise BodyTooLarge(_too_large(cap))
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(cap: int) -> str:
-    return f"request body is larger than {cap} bytes (ERRKB_MAX_BODY_BYTES); send less text"
 
 
 def install_matcher(app: FastAPI) -> None:

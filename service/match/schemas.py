@@ -1,7 +1,8 @@
 """The response models of `POST /api/match`, and how a request body and a match become them.
 
-Shared by the route, the HTML paste form and the match processes (`offload`), which build
-`MatchOut`s where the index lives and send only those back.
+Shared by the route, the HTML paste form and the match processes
+(`errkb.service.read.match_processes`), which build `MatchOut`s where the index lives and send
+only those back.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from errkb.service.browse.queries import ModuleTree, crumbs
 from errkb.service.pages.render import PageMeta, render
-from errkb.service.search.queries import SearchResults
+from errkb.service.read.browse import ModuleTree, crumbs
+from errkb.service.read.search import SearchResults
 
 DESCRIPTION_CHARS = 300
 

@@ -20,26 +20,28 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from errkb.core.search.index import involved_flag_names
-from errkb.service.browse.queries import (
+from errkb.service.pages import contexts
+from errkb.service.pages.export_entries import write_entry_pages
+from errkb.service.pages.highlight import pygments_css
+from errkb.service.pages.render import STATIC
+from errkb.service.pages.urls import ExportLinks, flag_slug
+from errkb.service.read import DbSession
+from errkb.service.read.browse import (
     ModuleTree,
+    class_counts,
     error_count,
     error_ids,
     error_summaries,
     flag_definitions,
     flag_errors,
     flag_summaries,
+    hits_for,
+    labels_by_id,
     module_tree,
     occurrence_rows,
     snapshot_labels,
 )
-from errkb.service.pages import contexts
-from errkb.service.pages.export_entries import write_entry_pages
-from errkb.service.pages.highlight import pygments_css
-from errkb.service.pages.render import STATIC
-from errkb.service.pages.urls import ExportLinks, flag_slug
-from errkb.service.queries import DbSession
-from errkb.service.search.queries import SearchResults, hits_for
-from errkb.service.snapshots.queries import labels_by_id
+from errkb.service.read.search import SearchResults
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -105,7 +107,11 @@ def export_site(
     index = _search_index(session)
     out.write("search-index.json", json.dumps(index, separators=(",", ":")), page=False)
     page = contexts.index_page(
-        {"errors": len(ids), "snapshots": snapshot_labels(session)},
+        {
+            "errors": len(ids),
+            "snapshots": snapshot_labels(session),
+            "classes": class_counts(session),
+        },
         results=None,
         search_index_url="search-index.json",
         canonical=_canonical(base, "index.html"),

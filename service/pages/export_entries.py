@@ -1,4 +1,4 @@
-"""Writing the export's entry pages, spread over processes: one page costs a `build_entry` and a
+"""Writing the export's entry pages, spread over processes: one page costs an entry build and a
 render (tens of milliseconds), and a large project has thousands.
 
 Each worker opens its own engine on the same database URL and writes a chunk of ids; the files
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from errkb.service.queries import DbSession
+from errkb.service.read import DbSession
 
 CHUNK = 100
 
@@ -67,12 +67,12 @@ def _write(
     offset: int,
     total: int,
 ) -> None:
-    from errkb.service.entries.build import build_entry
     from errkb.service.pages.render import render_entry
     from errkb.service.pages.urls import ExportLinks
+    from errkb.service.read.entries import entry as entry_of
 
     for n, error_id in enumerate(ids, 1):
-        entry = build_entry(session, error_id)
+        entry = entry_of(session, error_id, key=None)  # relative links: built for the export
         rel = f"errors/{error_id}.html"
         canonical = f"{base}/{rel}" if base else None
         html = render_entry(entry, links=ExportLinks(1), canonical=canonical)

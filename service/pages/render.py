@@ -14,9 +14,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from errkb.service.browse.queries import crumbs
 from errkb.service.entries.schemas import Entry
-from errkb.service.entries.view import (
+from errkb.service.pages.view import (
     anchor_for,
     code_spans,
     description,
@@ -26,6 +25,7 @@ from errkb.service.entries.view import (
     provenance_text,
     snapshot_groups,
 )
+from errkb.service.read.browse import crumbs
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 STATIC = Path(__file__).resolve().parent / "static"

@@ -2,8 +2,7 @@
 
 Every page is rendered on the server and is complete without JavaScript; `static/site.js` only
 enhances (the paste box answers in place, the version switch swaps the source section). Pages
-call the same services as the JSON API (`build_entry`, `search_errors`, the matcher), so the two
-never disagree.
+call the same read side as the JSON API (`errkb.service.read`), so the two never disagree.
 """
 
 from __future__ import annotations
@@ -18,34 +17,35 @@ from starlette.concurrency import run_in_threadpool
 
 from errkb.core.errors import NotFound
 from errkb.core.settings import Settings
-from errkb.service.browse.queries import (
-    error_count,
-    error_ids,
-    flag_definitions,
-    flag_summaries,
-    module_tree,
-    snapshot_labels,
-)
-from errkb.service.browse.trees import ModuleTrees
 from errkb.service.deps import SessionDep, SettingsDep
 from errkb.service.entries.cache import EntryCache
-from errkb.service.entries.docs import served_entry_json, settings_variant
-from errkb.service.entries.schemas import Entry
+from errkb.service.http_body import read_capped
 from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
 from errkb.service.pages.urls import ServerLinks
-from errkb.service.search.queries import SearchResults, normalize_flag, search_errors
+from errkb.service.read import entries
+from errkb.service.read.browse import (
+    ModuleTrees,
+    class_counts,
+    error_ids,
+    flag_definitions,
+    flag_summaries,
+    labels_by_id,
+    module_tree,
+)
+from errkb.service.read.search import SearchResults, normalize_flag, search
+from errkb.service.read.status import kb_status
 from errkb.service.security import add_security_headers
-from errkb.service.snapshots.queries import labels_by_id
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 20
 
 
 def _links(request: Request) -> ServerLinks:
-    return ServerLinks(request.scope.get("root_path", ""))
+    empty = request.app.state.versions.empty()
+    return ServerLinks(request.scope.get("root_path", ""), empty=empty)
 
 
 def _canonical(request: Request, public_url: str, path: str) -> str:
@@ -75,20 +75,22 @@ async def entry_page(request: Request, error_id: str, snapshot: str | None = Non
 
 
 def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]) -> bytes:
-    from errkb.service.entries.build import build_entry
-
     _, error_id, snapshot, _, canonical_base = item
     assert error_id is not None and canonical_base is not None
+    settings: Settings = request.app.state.settings
 
     def build() -> bytes:
-        with request.app.state.sessions() as session:
-            if snapshot is None:  # the default view: its doc, built now and stored if missing
-                # Stored only when the JSON route's docs are the same variant (one doc per error).
-                same = settings_variant(request.app.state.settings) == settings_variant(None)
-                stored = served_entry_json(session, error_id, version_key, None, store=same)
-                entry = Entry.model_validate_json(stored)
-            else:
-                entry = build_entry(session, error_id, snapshot=snapshot)
+        stored = None
+        if snapshot is None:  # the default view: its stored doc, in one read when it can be
+            engine = request.app.state.engine
+            stored = entries.stored_json_now(engine, error_id, version_key, settings)
+        if stored is not None:
+            entry = entries.Entry.model_validate_json(stored)
+        else:
+            with request.app.state.sessions() as session:  # the same entry as the JSON route's
+                entry = entries.entry(
+                    session, error_id, key=version_key, snapshot=snapshot, settings=settings
+                )
         canonical = f"{canonical_base}/errors/{entry.id}"
         return render_entry(entry, links=_links(request), canonical=canonical).encode()
 
@@ -97,7 +99,12 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
 
 def _stats(session: SessionDep) -> dict[str, Any]:
-    return {"errors": error_count(session), "snapshots": snapshot_labels(session)}
+    status = kb_status(session)
+    return {
+        "errors": status.errors,
+        "snapshots": status.snapshots,
+        "classes": class_counts(session),
+    }
 
 
 def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, Any]:
@@ -106,6 +113,7 @@ def _pager(links: ServerLinks, results: SearchResults, start: int) -> dict[str, 
         "snapshot": results.snapshot or "",
         "path": results.path or "",
         "flag": results.flag or "",
+        "exception": results.exception or "",
     }
     next_url = None
     if results.next_cursor:
@@ -123,12 +131,13 @@ def index_page(
     snapshot: str = "",
     path: str = "",
     flag: str = "",
+    exception: Annotated[str, Query(max_length=200)] = "",
     cursor: str = "",
     n: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
     """The index: search with filters, counts and pagination, the paste box and browse links."""
     links = _links(request)
-    results = search_errors(
+    results = search(
         session,
         q=q,
         snapshot=snapshot,
@@ -136,8 +145,9 @@ def index_page(
         flag=flag,
         limit=PAGE_SIZE,
         cursor=cursor or None,
+        exception=exception,
     )
-    searching = bool(q or snapshot or path or flag)
+    searching = bool(q or snapshot or path or flag or exception)
     page = contexts.index_page(
         _stats(session),
         results=results,
@@ -151,8 +161,6 @@ def index_page(
 
 async def _form_text(request: Request, limit: int) -> str:
     """The `text` field of a urlencoded form body, within the body size cap."""
-    from errkb.service.match.routes import read_capped
-
     body = await read_capped(request, limit)
     fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
     return (fields.get("text") or [""])[0]
@@ -194,7 +202,7 @@ def module_page(
     results = None
     next_url = None
     if is_file:
-        results = search_errors(
+        results = search(
             session, path=path, snapshot=snapshot, limit=PAGE_SIZE, cursor=cursor or None
         )
         if results.next_cursor:
@@ -219,7 +227,7 @@ def flag_page(
     """One flag: its definition and the errors that involve it."""
     links = _links(request)
     flag = normalize_flag(slug)
-    results = search_errors(session, flag=flag, limit=PAGE_SIZE, cursor=cursor or None)
+    results = search(session, flag=flag, limit=PAGE_SIZE, cursor=cursor or None)
     defs = flag_definitions(session, [flag]).get(flag, [])
     if not defs and not results.total:
         raise NotFound(f"no flag {flag} is known")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
-from errkb.service.entries.view import anchor_for
+from errkb.service.pages.view import anchor_for
 
 
 def flag_slug(flag: str) -> str:
@@ -23,8 +23,9 @@ class ServerLinks:
 
     live = True
 
-    def __init__(self, root: str = "") -> None:
+    def __init__(self, root: str = "", *, empty: bool = False) -> None:
         self.root = root.rstrip("/")
+        self.empty = empty  # nothing ingested yet: every page says so
 
     def home(self, **query: str) -> str:
         """The index and search page, with an optional query string."""
@@ -67,6 +68,7 @@ class ExportLinks:
     """Relative links between the exported files; `depth` is how many folders deep the page is."""
 
     live = False
+    empty = False  # an export holds what was ingested
 
     def __init__(self, depth: int) -> None:
         self.up = "../" * depth

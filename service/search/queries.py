@@ -1,19 +1,21 @@
 """The one search service behind `/` (HTML), `GET /api/errors` (JSON) and the browse pages.
 
 Matching uses the database's own full-text index (FTS5 on SQLite, a GIN-indexed tsvector on
-PostgreSQL) over text pre-tokenized by `service.search_terms`. Results are ordered by relevance tier
-(the query as an exact phrase in the message, then every phrase in the message, then paths or
-flags only) and within a tier by a key the index refresh computed once, not by a backend score,
-so SQLite and PostgreSQL return the same hits in the same order and cursors mean the same thing.
+PostgreSQL) over text pre-tokenized by `errkb.core.search.terms`. Results are ordered by
+relevance tier (the query as an exact phrase in the message, then every phrase in the message,
+then paths or flags only) and within a tier by a key the index refresh computed once, not by a
+backend score, so SQLite and PostgreSQL return the same hits in the same order and cursors mean
+the same thing.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, exists, func, literal, select
+from sqlalchemy import ColumnElement, Text, case, cast, exists, func, literal, select
 from sqlalchemy.orm import Session
 
 from errkb.core.errors import BadInput
@@ -58,11 +60,27 @@ def _decode_cursor(cursor: str) -> tuple[int, int]:
     return int(tier), int(key)
 
 
+def class_filter(session: Session, error_id: Any, exception: str) -> ColumnElement[bool]:
+    """The error raises `exception` or a class derived from it (its stored chain names it)."""
+    in_chain = contains(session, cast(Error.chain, Text), json.dumps(exception))
+    return exists(
+        select(literal(1))
+        .select_from(Error)
+        .where(Error.id == error_id, (Error.exception == exception) | in_chain)
+    )
+
+
 def _filters(
-    session: Session, snapshot: str | None, path: str | None, flag: str | None
+    session: Session,
+    snapshot: str | None,
+    path: str | None,
+    flag: str | None,
+    exception: str | None = None,
 ) -> list[ColumnElement[bool]]:
     d = search_docs
     out: list[ColumnElement[bool]] = []
+    if exception:
+        out.append(class_filter(session, d.c.error_id, exception.strip()))
     if snapshot or path:
         occ = select(literal(1)).select_from(Occurrence).where(Occurrence.error_id == d.c.error_id)
         if snapshot:
@@ -88,13 +106,14 @@ def search_errors(
     flag: str | None = None,
     limit: int = 20,
     cursor: str | None = None,
+    exception: str | None = None,
 ) -> SearchResults:
     """Errors matching `q` (all words, each chunk a phrase) and the filters, one page at a time."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
     d = search_docs
     phrases = parse_query(q)
-    where = _filters(session, snapshot or None, path or None, flag or None)
+    where = _filters(session, snapshot or None, path or None, flag or None, exception or None)
     tier: ColumnElement[Any] = literal(0)
     if phrases:
         where.append(fulltext_match(session, phrases, message_only=False))
@@ -118,6 +137,7 @@ def search_errors(
         snapshot=snapshot or None,
         path=path or None,
         flag=flag or None,
+        exception=exception or None,
         total=total,
         limit=limit,
         items=items,

@@ -25,6 +25,7 @@ class SearchResults(BaseModel):
     snapshot: str | None = None
     path: str | None = None
     flag: str | None = None
+    exception: str | None = None  # class filter: the class or one of its bases
     total: int
     limit: int
     items: list[SearchHit]

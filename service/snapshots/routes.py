@@ -5,14 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Response
 
 from errkb.service.deps import SessionDep
-from errkb.service.http_cache import Fresh
-from errkb.service.snapshots.queries import list_snapshots
-from errkb.service.snapshots.schemas import SnapshotOut
+from errkb.service.http_cache import NOT_MODIFIED, Fresh
+from errkb.service.read.browse import SnapshotOut, list_snapshots
 
 router = APIRouter()
 
 
-@router.get("/api/snapshots", response_model=list[SnapshotOut])
+@router.get("/api/snapshots", response_model=list[SnapshotOut], responses=NOT_MODIFIED)
 def snapshots(
     session: SessionDep,
     v: Fresh,

@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
-from errkb.core.models import EntryDoc, Occurrence, Repo, Snapshot
+from errkb.core.cache_models import EntryDoc
+from errkb.core.models import Occurrence, Repo, Snapshot
 
 
 def repos_with_snapshots(session: Session) -> list[Repo]:

@@ -10,10 +10,10 @@ from gitrepo import commit, new_repo
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from errkb.cli import failures
-from errkb.cli.main import app
 from errkb.core.db import make_engine
 from errkb.core.models import EntryDoc, Error, Snapshot
+from errkb.service.cli import failures
+from errkb.service.cli.main import app
 
 RAISING = "def f(n):\n    if n < 0:\n        raise ValueError(f'n must be >= 0, got {n}')\n"
 
@@ -50,7 +50,7 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "ingest summary" in result.output and "local-1" in result.output
-    assert "1 raise site, 1 new error." in result.output and "parsed" in result.output
+    assert "1 site, 1 new error." in result.output and "parsed" in result.output
     assert "Built 1 entry for fast reads" in result.output
 
     ((error_id, message),) = _errors(db_url).items()
@@ -142,7 +142,7 @@ def test_unreadable_git_location_fails_clearly(cli_env: Path) -> None:
 
 
 def test_the_entry_docs_sentence_groups_thousands() -> None:
-    from errkb.cli.materialize import sentence
+    from errkb.service.cli.materialize import sentence
     from errkb.service.entries.docs import Materialized
 
     built = sentence(Materialized(1234, 10_500_000, 120_800_000, 151.6, kept=9573))

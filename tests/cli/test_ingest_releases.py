@@ -11,10 +11,10 @@ from local_index import LocalIndex, probe_sdist, serving, wheel_bytes
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from errkb.cli import failures
-from errkb.cli.main import app
 from errkb.core.db import make_engine
 from errkb.core.models import Error, Snapshot
+from errkb.service.cli import failures
+from errkb.service.cli.main import app
 
 PINS = """[[repos]]
 name = "tests/demo"

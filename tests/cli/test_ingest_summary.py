@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from errkb.cli.ingest_summary import (
+from errkb.ingest.pipeline import SnapshotSummary
+from errkb.service.cli.ingest_summary import (
     MAX_ROWS,
     DownloadTotals,
     summary,
     summary_json,
     totals_text,
 )
-from errkb.ingest.pipeline import SnapshotSummary
 
 
 def _snapshots(n: int) -> list[SnapshotSummary]:
     out = []
     for i in range(n):
         s = SnapshotSummary("sgl-project/sglang", f"0.{i // 30}.{i % 30}", "pypi", f"v{i}")
-        s.files, s.files_parsed, s.cache_hits, s.sites = 3000, 40, 2500, 700
+        s.files, s.read_parsed, s.read_cached, s.prefiltered, s.sites = 3000, 40, 2500, 459, 700
         s.skipped = {"syntax_error": 1}
         s.errors, s.new_errors, s.seconds = 600, 3 if i % 10 == 0 else 0, 1.25
         out.append(s)
@@ -54,8 +54,8 @@ def test_a_few_snapshots_are_all_listed_and_nothing_new_is_one_sentence() -> Non
         s.status = "already ingested"
     assert _rendered(summary(snaps, 0.2)) == [
         f"{MAX_ROWS} snapshots: 0 ingested, {MAX_ROWS} already ingested.",
-        "0 files read: 0 parsed, 0 from the cache, 0 without the exception's name, 0 skipped.",
-        "0 raise sites, 0 new errors.",
+        "0 files read: 0 parsed, 0 from the cache, 0 without a possible site, 0 skipped.",
+        "0 sites, 0 new errors.",
         "Took 0.2 s.",
     ]
 
@@ -65,8 +65,17 @@ def test_totals_count_written_snapshots_only_and_json_keeps_each() -> None:
     snaps[1].status = "already ingested"
     text = totals_text(snaps, 5.0)
     assert "6,000 files read: 80 parsed, 5,000 from the cache" in text and "2 skipped" in text
-    assert "1,400 raise sites, 3 new errors." in text
+    assert "1,400 sites, 3 new errors." in text
     report = summary_json(snaps, 5.0, ["demo==1.1: failed"])
     assert [s["label"] for s in report["snapshots"]] == ["0.0.0", "0.0.1", "0.0.2"]
     assert report["snapshots"][0]["skipped"] == {"syntax_error": 1}
     assert report["failures"] == ["demo==1.1: failed"]
+
+
+def test_the_summary_counts_sites_per_class_and_kind() -> None:
+    snaps = _snapshots(2)
+    snaps[0].site_counts = {"raise": {"ValueError": 9196, "RuntimeError": 1800}, "assert": 20}
+    snaps[1].site_counts = {"raise": {"ValueError": 4, "FooError": 1}, "indirect": 3}
+    text = totals_text(snaps, 1.0)
+    assert "Raises by class: ValueError 9,200, RuntimeError 1,800, FooError 1." in text
+    assert "Also 20 asserts, 3 indirect raises (their class is known only at run time)." in text

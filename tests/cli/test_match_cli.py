@@ -9,7 +9,7 @@ import pytest
 from match_project import SWA, ingest_version, swa_id, swa_line, traceback
 from typer.testing import CliRunner
 
-from errkb.cli.main import app
+from errkb.service.cli.main import app
 
 
 def test_match_command_table_json_stdin_and_exit_codes(

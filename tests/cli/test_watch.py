@@ -14,13 +14,13 @@ from local_index import LocalIndex, serving, wheel_bytes
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from errkb.cli.main import app
 from errkb.core.db import make_engine
 from errkb.core.models import Snapshot
 from errkb.core.settings import Settings
 from errkb.ingest.sources.index import client
 from errkb.ingest.sources.simple import simple_releases, version_of
 from errkb.service.app import create_app
+from errkb.service.cli.main import app
 
 PINS = """[[repos]]
 name = "tests/tiny"

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from errkb.cli.main import app
 from errkb.core.settings import Settings
+from errkb.service.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

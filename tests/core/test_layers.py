@@ -1,4 +1,4 @@
-"""The layer contract: core <- ingest, knowledge <- service <- cli, checked on every module.
+"""The layer contract: core <- ingest, knowledge <- the read side <- front ends, on every module.
 
 Each module's imports (function-local ones included) are read from its syntax tree; an import of
 a layer above its own, or of a peer layer, fails the test with the module and line.
@@ -26,7 +26,7 @@ LAYERS = {
     "errkb.ingest": "ingest",
     "errkb.knowledge": "knowledge",
     "errkb.service": "service",
-    "errkb.cli": "cli",
+    "errkb.service.cli": "cli",
 }
 # Alembic runs these as scripts inside its own context; they are checked but not imported.
 SCRIPTS = ("errkb.migrations.env", "errkb.migrations.versions")
@@ -131,8 +131,8 @@ def test_every_module_imports_and_respects_the_layers() -> None:
             "errkb.knowledge.explain",
         ),
         ("errkb.knowledge.fixes", "from errkb.ingest.pins import RepoPin\n", "errkb.ingest.pins"),
-        ("errkb.core.models", "from errkb.cli.main import app\n", "errkb.cli.main"),
-        ("errkb.service.entries.build", "from ...cli import main\n", "errkb.cli"),
+        ("errkb.core.models", "from errkb.service.cli.main import app\n", "errkb.service.cli.main"),
+        ("errkb.service.entries.build", "from ..cli import main\n", "errkb.service.cli"),
     ],
 )
 def test_a_backward_import_is_reported(module: str, source: str, bad: str) -> None:
@@ -144,7 +144,8 @@ def test_downward_imports_pass() -> None:
     source = "from errkb.core.db import make_engine\nfrom errkb.knowledge import explain\n"
     assert violations("errkb.service.entries.build", source) == []
     assert (
-        violations("errkb.cli.main", "import errkb.service.app\nimport errkb.ingest.plan\n") == []
+        violations("errkb.service.cli.main", "import errkb.service.app\nimport errkb.ingest.plan\n")
+        == []
     )
 
 
@@ -172,7 +173,9 @@ def sql_importers(module: str, source: str, is_package: bool = False) -> list[in
         {
             line
             for line, imported in imports_of(source, module, is_package)
-            if imported == "sqlalchemy" or imported.startswith("sqlalchemy.")
+            if (imported == "sqlalchemy" or imported.startswith("sqlalchemy."))
+            # Catching a database failure (to report it in one line) is not writing SQL.
+            and not imported.startswith("sqlalchemy.exc")
         }
     )
 
@@ -189,6 +192,95 @@ def test_only_queries_modules_of_the_service_import_sqlalchemy() -> None:
 
 
 def test_an_sql_import_outside_queries_is_reported() -> None:
-    source = "from sqlalchemy import select\n"
+    source = "from sqlalchemy import select\nfrom sqlalchemy.exc import OperationalError\n"
     assert sql_importers("errkb.service.entries.build", source) == [1]
+    assert sql_importers("errkb.service.cli.show", "import sqlalchemy.orm\n") == [1]
     assert sql_importers("errkb.service.entries.queries", source) == []
+
+
+# The read-side rule: front ends call the read side (`errkb.service.read`) and format its
+# answers. They never import a `queries` module, nor each other. Each front end is named by the
+# prefixes of its modules; the JSON API is every domain's `routes` module and /healthz.
+FRONT_ENDS = {
+    "cli": ("errkb.service.cli",),
+    "pages": ("errkb.service.pages",),  # the live pages and the static export share a renderer
+    "mcp": ("errkb.service.mcp",),
+    "api": ("errkb.service.health",),  # and every `errkb.service.<domain>.routes`
+}
+# What a front end starts rather than reuses: `errkb serve` runs the app (which assembles the
+# HTTP front ends), `errkb export-site` the export and `errkb mcp` the MCP server.
+LAUNCHERS = {
+    "cli": ("errkb.service.app", "errkb.service.server", "errkb.service.pages.export")
+    + ("errkb.service.mcp",),
+}
+
+
+def front_end_of(module: str) -> str | None:
+    """The front end a module belongs to, or None for the read side and everything below."""
+    for name, prefixes in FRONT_ENDS.items():
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return name
+    parts = module.split(".")
+    if len(parts) >= 4 and parts[:2] == ["errkb", "service"] and parts[3] == "routes":
+        return "api"
+    return None
+
+
+def is_queries(module: str) -> bool:
+    """Whether a module is a `queries` module (a domain's, or the service-wide one)."""
+    return module.startswith("errkb.") and "queries" in module.split(".")
+
+
+def front_end_violations(module: str, source: str, is_package: bool = False) -> list[Violation]:
+    """The imports by which a front end reaches a queries module or another front end."""
+    own = front_end_of(module)
+    if own is None:
+        return []
+    found = []
+    for line, imported in imports_of(source, module, is_package):
+        other = front_end_of(imported)
+        launched = any(
+            imported == p or imported.startswith(p + ".") for p in LAUNCHERS.get(own, ())
+        )
+        if is_queries(imported) or (other not in (None, own) and not launched):
+            found.append(Violation(module, line, imported))
+    first_per_line = {v.line: v for v in reversed(found)}
+    return sorted(first_per_line.values(), key=lambda v: v.line)
+
+
+def test_front_ends_import_only_the_read_side_and_below() -> None:
+    modules = all_modules()
+    assert {front_end_of(m) for m, _ in modules} >= {"cli", "pages", "api"}
+    problems: list[Violation] = []
+    for name, is_package in modules:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        problems += front_end_violations(name, Path(spec.origin).read_text(), is_package)
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "bad"),
+    [
+        ("errkb.service.pages.routes", "from errkb.service.match.routes import x\n", "api"),
+        ("errkb.service.cli.match", "from errkb.service.match.queries import load\n", "q"),
+        ("errkb.service.entries.routes", "from ..queries import DbSession\n", "q"),
+        ("errkb.service.mcp.tools", "from errkb.service.pages.render import r\n", "pages"),
+        ("errkb.service.cli.show", "def f():\n    import errkb.service.search.routes\n", "api"),
+    ],
+)
+def test_a_sideways_import_of_a_front_end_is_reported(module: str, source: str, bad: str) -> None:
+    (found,) = front_end_violations(module, source)
+    assert is_queries(found.imported) if bad == "q" else front_end_of(found.imported) == bad
+
+
+def test_the_read_side_and_launchers_are_allowed() -> None:
+    source = (
+        "from errkb.service.read.entries import entry\n"
+        "from errkb.service.entries.schemas import Entry\n"
+        "from errkb.service.pages.render import render\n"
+    )
+    assert front_end_violations("errkb.service.pages.routes", source) == []
+    launch = "from errkb.service.app import create_app\nfrom errkb.service.pages.export import e\n"
+    assert front_end_violations("errkb.service.cli.main", launch) == []
+    assert front_end_violations("errkb.service.read.entries", "from .. import queries\n") == []

@@ -5,6 +5,7 @@ what the ingester writes itself; and back."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from alembic import command
@@ -55,9 +56,7 @@ def test_flags_and_site_code_convert_to_what_the_ingester_writes_and_back(
                 )
 
         command.upgrade(alembic_config(engine), "head")
-        assert {t: r for t, r in dump(engine).items() if t != "file_cache"} == {
-            t: r for t, r in written.items() if t != "file_cache"
-        }
+        assert _before_0011(dump(engine)) == _before_0011(written)
         for extractor in ("4:a", "4:b"):  # every row is found by its key, and only by it
             wanted = [k for x, k in old_rows if x == extractor]
             found = store.load_cache(engine, extractor, [*wanted, "f" * 40 + "0"])
@@ -68,3 +67,20 @@ def test_flags_and_site_code_convert_to_what_the_ingester_writes_and_back(
             assert build_entry(s, literal_id(SWA_MESSAGE)).model_dump_json() == entry
     finally:
         engine.dispose()
+
+
+# Columns added after 0006 (revision 0011): a downgrade below it cannot keep them.
+LATER_COLUMNS = ("chain", "kind", "check_text", "site_counts")
+
+
+def _before_0011(dumped: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The dump without the file cache and the columns 0006 does not have."""
+    out = {}
+    for table, rows in dumped.items():
+        if table != "file_cache":
+            items = [json.loads(r) for r in rows]
+            out[table] = sorted(
+                json.dumps({k: v for k, v in i.items() if k not in LATER_COLUMNS}, sort_keys=True)
+                for i in items
+            )
+    return out

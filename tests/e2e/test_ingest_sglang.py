@@ -23,12 +23,12 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from errkb.cli.main import app
 from errkb.core.db import make_engine, upgrade
 from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.settings import Settings
 from errkb.ingest.sources.pypi import cached_archive
 from errkb.service.app import create_app
+from errkb.service.cli.main import app
 
 pytestmark = pytest.mark.sglang
 

@@ -122,6 +122,32 @@ def test_reference_error_entry(session: Session) -> None:
     assert build_entry(session, REFERENCE_ID).snapshot == "0.5.19"
 
 
+def test_reference_entry_reads_as_the_reference_text(session: Session) -> None:
+    """Its four facts in plain words, the guard `req_to_token_pool is None` said as the comment
+    on that path says it, the reason, a reader's reason for each related error, and a snippet
+    that keeps the guarding `if`."""
+    entry = build_entry(session, REFERENCE_ID, snapshot="0.5.18")
+    ex = entry.explanation
+    means = ex.what_it_means.text
+    assert means.startswith("Raised while initializing pools")
+    for fact in (
+        "--enable-unified-memory is on",
+        "prefill/decode (PD) disaggregation is enabled",
+        "hybrid sliding-window attention (SWA)",
+        "this is the target worker",  # from "Gated to the target worker (req_to_token_pool …)"
+    ):
+        assert fact in means, means
+    assert "request to token pool" not in means and "`" not in means
+    assert "no whole-envelope transfer scheme for the SWA sub-pool" in means
+    assert "derived:comments" in ex.what_it_means.provenance
+    occ = entry.occurrences[0]
+    guard = "if get_memory().enable_unified_memory and req_to_token_pool is None:"
+    assert any(line.strip() == guard for line in occ.snippet.lines), occ.snippet.lines[:3]
+    siblings = [r for r in entry.related if r.reason == "same function"]
+    assert siblings and all(r.why.startswith("raised just") for r in siblings), siblings
+    assert all("while initializing pools" in r.why for r in siblings)
+
+
 def test_every_0_5_23_value_error_is_explained(session: Session) -> None:
     snap_id = session.scalars(select(Snapshot.id).where(Snapshot.label == "0.5.23")).one()
     expected = session.execute(

@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session
 
 from errkb.core.db import make_engine, session_factory
 from errkb.core.records import Segment, Template, error_id
-from errkb.service.entries.build import build_entry, occurrence_page
+from errkb.service.entries.build import build_entry
+from errkb.service.entries.occurrences import occurrence_page
 
 pytestmark = pytest.mark.sglang
 

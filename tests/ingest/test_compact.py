@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import func, select, text
 from typer.testing import CliRunner
 
-from errkb.cli import ingest as ingest_cli
-from errkb.cli.main import app
 from errkb.core.db import make_engine, upgrade
 from errkb.core.models import Error
 from errkb.ingest import store
+from errkb.service.cli import ingest as ingest_cli
+from errkb.service.cli.main import app
 
 RAISING = "def f(n):\n    if n < 0:\n        raise ValueError(f'n must be >= 0, got {n}')\n"
 

@@ -17,7 +17,13 @@ from errkb.ingest.extract import extract_file
 from errkb.ingest.extract.incremental import extract_by_units, split_file
 from errkb.ingest.extract.units import aligned, masked, split_units
 
-CONFIG = ExtractConfig(flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"))
+# As the default pins extract: every class, asserts and lookups (ValueError is one of them).
+CONFIG = ExtractConfig(
+    exceptions=("*",),
+    flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"),
+    asserts=True,
+    lookups=("params_dict",),
+)
 PAD = "\n".join(f"# padding line {i} to pass the small-file threshold" for i in range(90)) + "\n"
 
 
@@ -42,7 +48,13 @@ class UnitCache:
 
 
 def same(a: FileResult, b: FileResult) -> bool:
-    return (a.status, a.sites, a.flags, a.detail) == (b.status, b.sites, b.flags, b.detail)
+    return (a.status, a.sites, a.flags, a.detail, a.classes) == (
+        b.status,
+        b.sites,
+        b.flags,
+        b.detail,
+        b.classes,
+    )
 
 
 def module(body: str) -> bytes:

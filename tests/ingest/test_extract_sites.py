@@ -7,6 +7,7 @@ import textwrap
 
 from errkb.core.records import ExtractConfig, Site
 from errkb.ingest.extract import extract_file
+from errkb.ingest.extract.snippet import MAX_ABOVE
 
 SOURCE = textwrap.dedent(
     """\
@@ -102,7 +103,7 @@ def test_snippet_is_capped_above_the_raise() -> None:
     body = "".join(f"        x{i} = {i}\n" for i in range(100))
     (site,) = sites_of(f"def f(a):\n    if a:\n{body}        raise ValueError('x')\n")
     assert site.snippet.raise_start == 103
-    assert site.snippet.start == 103 - 40
+    assert site.snippet.start == 103 - MAX_ABOVE
     assert site.snippet.lines[-1] == "        raise ValueError('x')"
 
 

@@ -20,7 +20,7 @@ from errkb.core.db import make_engine
 # Five real ingest processes, one of them killed (minutes under load): not in `make test-fast`.
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-c", "from errkb.cli.main import app; app()"]
+CLI = [sys.executable, "-c", "from errkb.service.cli.main import app; app()"]
 # The CLI with a pause inside the snapshot's open transaction: `write_snapshot` is wrapped so the
 # kill test can SIGKILL an ingest at exactly that point (no hook in the production settings).
 PAUSING_CLI = [
@@ -37,7 +37,7 @@ def pause():
 
 write_snapshot = store.write_snapshot
 store.write_snapshot = lambda *a, **kw: write_snapshot(*a, **{**kw, "before_commit": pause})
-from errkb.cli.main import app
+from errkb.service.cli.main import app
 app()
 """,
 ]

@@ -251,3 +251,28 @@ def test_local_resolved_to_a_flag_read_compares_like_the_read() -> None:
     links = by_dest(site((cond("tp != 1", tp="server_args.tp_size"),)))
     assert (links["tp_size"].polarity, links["tp_size"].value) == ("ne", "1")
     assert links["tp_size"].via == "tp"
+
+
+def test_a_flag_given_to_a_builder_is_not_tested_by_a_guard_on_what_it_built() -> None:
+    # The guard compares a loaded config's field; the flag only configured the loader.
+    built = site(
+        (
+            cond(
+                "cfg.num_layers != 2",
+                cfg="load_config(path, trust=server_args.enable_unified_memory)",
+            ),
+            cond("make(server_args.tp_size)[0] > 1"),
+            cond("load(server_args.speculative_algorithm).ok"),
+        )
+    )
+    assert by_dest(built) == {}
+    # A predicate over the flag still tests it, and so does a local holding the flag itself.
+    tested = by_dest(
+        site(
+            (
+                cond("is_valid(server_args.chunked_prefill_size)"),
+                cond("mode.upper", mode="server_args.disaggregation_mode"),
+            )
+        )
+    )
+    assert set(tested) == {"chunked_prefill_size", "disaggregation_mode"}

@@ -34,7 +34,9 @@ def test_the_default_pins_are_valid() -> None:
     assert sglang.releases == ("0.5.18", "0.5.19", "0.5.20", "0.5.23")
     assert "ServerArgs" in sglang.flag_classes and sglang.launch_command
     config = sglang.extract_config(123)
-    assert config.exceptions == ("ValueError",) and config.max_bytes == 123
+    assert config.every_class and config.asserts and config.max_bytes == 123
+    assert config.lookups == ("params_dict",)
+    assert sglang.only(("ValueError",)).extract_config(1).markers == ("ValueError",)
 
 
 def test_pins_errors_are_config_errors(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from errkb.core.search import update as search_update
 from errkb.core.search.index import refresh_search_index, search_docs
 from errkb.core.search.terms import MAX_TOKEN, terms
-from errkb.ingest import store
+from errkb.ingest import snapshot_writer
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.git import GitSource
@@ -169,7 +169,7 @@ def test_kept_index_equals_a_rebuild_after_each_snapshot(
 
     with monkeypatch.context() as patch:
         patch.setattr(search_update, "refresh_search_index", no_rebuild)
-        patch.setattr(store, "update_search_index", counted)
+        patch.setattr(snapshot_writer, "update_search_index", counted)
         states = _ingest_history(engine, tmp_path)
 
     for i, state in enumerate(states):

@@ -11,7 +11,7 @@ from errkb.knowledge.commands import escape, trigger_args
 from errkb.knowledge.environment import named_in_message
 from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
 from errkb.knowledge.message import advice, category, rules, sentences
-from errkb.knowledge.related import rank_related, similarity
+from errkb.knowledge.related import rank_related, reason_words, similarity
 from errkb.knowledge.timeline import timeline
 from errkb.knowledge.wording import activity, cli_value
 
@@ -181,27 +181,38 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
     ex = explain_error(
         site, [], None, project="srv", launch_command=LAUNCH, web_url="https://example.org/srv"
     )
-    # no input of the user's is tested: an internal invariant, reported upstream first
-    assert ex.who_hits_it.kind == "internal"
-    assert [s.kind for s in ex.solutions] == ["report", "condition"]
-    assert ex.solutions[0].url == "https://example.org/srv/issues/new"
-    assert "traceback" in ex.solutions[0].text
-    text = ex.solutions[1].text
+    # `head_dim` is a parameter: where it comes from cannot be told, and the entry says so
+    # instead of calling it an internal invariant; reporting it comes last, without that claim
+    assert ex.who_hits_it.kind == "unknown"
+    assert "could not tell" in ex.who_hits_it.text
+    assert [s.kind for s in ex.solutions] == ["condition", "report"]
+    assert ex.solutions[-1].url == "https://example.org/srv/issues/new"
+    assert "traceback" in ex.solutions[-1].text and "no flag" not in ex.solutions[-1].text
+    text = ex.solutions[0].text
     assert "Nothing in the code names a fix" in text and "head dim is not in" in text
     assert "`head_dim`" in text
     assert ex.example_fix is None
     assert ex.what_it_means.text and "running the forward pass of" in ex.what_it_means.text
     unguarded = make_site("boom", (), "<module>")
     ex = explain_error(unguarded, [], None, project="srv")
-    assert "no condition guards the raise" in ex.solutions[-1].text
+    assert "no condition guards the raise" in ex.solutions[-2].text
     assert ex.common_situations.items
+    # a guard on the code's own state only (a private attribute, a constant) is internal, with
+    # that state as its evidence, and the report comes first
+    own = make_site("bad state", (Condition("if", "self._pending > MAX_PENDING", True, 7),), "A.f")
+    ex = explain_error(own, [], None, project="srv", web_url="https://example.org/srv")
+    assert ex.who_hits_it.kind == "internal"
+    assert ex.who_hits_it.evidence and "self._pending" in ex.who_hits_it.evidence[0]
+    assert ex.solutions[0].kind == "report" and "computes itself" in ex.solutions[0].text
 
 
 def test_rule_sentences_become_requirements_when_no_advice() -> None:
     site = make_site("tp_size must be divisible by the number of heads.", (), "f")
     ex = explain_error(site, [], None, project="srv")
-    assert [s.kind for s in ex.solutions][:2] == ["report", "condition"]
-    assert "“tp_size must be divisible" in ex.solutions[1].text  # a name is not capitalised
+    # no guard at all: who hits it cannot be told, so the message's rule comes first
+    assert [s.kind for s in ex.solutions][:2] == ["condition", "condition"]
+    assert ex.solutions[-1].kind == "report"
+    assert "“tp_size must be divisible" in ex.solutions[0].text  # a name is not capitalised
     assert category(site.template) == "a size that does not divide evenly as required"
 
 
@@ -249,7 +260,8 @@ def test_commands_per_flag_type() -> None:
 
 def test_activity_from_names() -> None:
     assert activity("KVCacheConfigurator._init_pools") == "initializing pools"
-    assert activity("ServerArgs.__post_init__") == "checking the fields of a new `ServerArgs`"
+    assert activity("ServerArgs.__post_init__") == "checking the fields of a new ServerArgs"
+    assert activity("__post_init__") == "checking the fields of a new object"  # not "a new the"
     assert activity("load_weights") == "loading weights"
     assert activity("ModelRunner.weird_name") is None
     assert activity("<module>") == "importing the module"
@@ -303,7 +315,8 @@ def test_environment_variables_are_named_as_leads_not_fixes() -> None:
     assert env["SGLANG_STAGING_BUFFER"].command == "unset SGLANG_STAGING_BUFFER"
     assert env["MY_TOGGLE"].text.startswith("Unset the environment variable MY_TOGGLE")
     assert "the environment variable SGLANG_STAGING_BUFFER is set" in ex.what_it_means.text
-    assert ex.who_hits_it.kind == "user_input"
+    assert ex.who_hits_it.kind == "flag"
+    assert "SGLANG_STAGING_BUFFER is an environment variable" in ex.who_hits_it.evidence
     tpl = Template((Segment("text", "Set FOO_BAR or OTHER_THING_2, not X_Y or Foo_Bar."),), "x")
     assert named_in_message(tpl) == ["FOO_BAR", "OTHER_THING_2"]
 
@@ -316,3 +329,44 @@ def test_caught_exception_clause() -> None:
     )
     ex = explain_error(site, [], None, project="srv")
     assert "when a TypeError or KeyError was caught" in ex.what_it_means.text
+
+
+def test_related_reasons_in_words() -> None:
+    assert reason_words("same function", before=True, activity="initializing pools") == (
+        "raised just before this one in the same function, while initializing pools"
+    )
+    assert reason_words("same function", before=False) == (
+        "raised just after this one in the same function"
+    )
+    assert reason_words("shares --tp-size") == "the same flag (--tp-size) also leads to it"
+    assert reason_words("shares --a, --b") == "the same flags (--a, --b) also lead to it"
+    assert reason_words("similar message") == "its message is worded much like this one"
+
+
+def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:
+    from errkb.core.records import ExtractConfig
+    from errkb.ingest.extract import extract_file
+
+    src = (
+        "import logging\nlogger = logging.getLogger()\n"
+        "def load(path):\n"
+        "    try:\n"
+        "        if not path.endswith('.json'):\n"
+        "            raise ValueError('not a json file')\n"
+        "    except ValueError as e:\n"
+        "        logger.warning('skipping %s', e)\n"
+        "        return None\n"
+        "def strict(path):\n"
+        "    try:\n"
+        "        if not path:\n"
+        "            raise ValueError('no path')\n"
+        "    except ValueError:\n"
+        "        raise\n"
+    )
+    found = extract_file(src.encode(), "x.py", ExtractConfig()).sites
+    sites = {s.template.literal_text: s for s in found}
+    quiet = explain_error(sites["not a json file"], [], None, project="srv")
+    assert quiet.solutions[0].text.startswith("This error does not stop the program")
+    assert "`except ValueError`" in quiet.solutions[0].text and "warning" in quiet.solutions[0].text
+    loud = explain_error(sites["no path"], [], None, project="srv")
+    assert not any("does not stop" in s.text for s in loud.solutions)

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from errkb.core.errors import ConfigError
-from errkb.core.records import Condition, Segment, Site, Snippet, Template, Vocabulary
+from errkb.core.records import (
+    Condition,
+    Segment,
+    Site,
+    SiteNotes,
+    Snippet,
+    Template,
+    Vocabulary,
+)
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement
@@ -133,6 +141,18 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("hf_config.architectures[0] not in SUPPORTED", "the model's architectures setting"),
         ("not 0 <= p <= 1", "p is outside the range from 0 to 1"),
         ("name.startswith('x')", 'name starts with "x"'),
+        # calls are said, not dropped: set(), len(), getattr, zero-argument getters and methods
+        ("len(names) != len(set(names))", "names contains duplicates"),
+        ("len(set(a)) != len(set(b))", "number of distinct values in a differs from the number"),
+        ("not get_platform().is_blackwell", "the platform is not blackwell"),
+        ("getattr(self.model_config, 'is_multimodal', False)", "model configuration is multimodal"),
+        ("hidden_states.dim() != 5", "the number of dimensions of hidden states is not 5"),
+        ("x.shape[-1] != 8", "the size of the last dimension of x is not 8"),
+        ("not w.is_contiguous()", "w is not contiguous"),
+        ("modality == Modality.AUDIO", "modality equals Modality.AUDIO"),
+        ("ptr % alignment", "ptr is not a multiple of alignment"),
+        ("'{uuid}' not in template", 'template does not contain "{uuid}"'),
+        ("kind not in {'a': 1, 'b': 2}", 'kind is not "a" or "b"'),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
@@ -173,7 +193,8 @@ def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None
         "SamplingParams.verify",
     )
     ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
-    assert ex.who_hits_it.kind == "user_input"
+    assert ex.who_hits_it.kind == "request_field"
+    assert ex.solutions[0].kind == "request_field"
     fix = next(f for f in ex.solutions if f.kind == "request_field")
     assert fix.input == "top_p" and "of SamplingParams" in fix.text and "for example" in fix.text
     assert ex.example_fix is not None
@@ -194,9 +215,17 @@ def test_an_environment_variable_gets_the_line_that_unsets_it() -> None:
 def test_the_model_or_hardware_is_named_and_an_internal_invariant_is_reported() -> None:
     model = site([Condition("if", "self.model_config.hf_config.model_type == 'x'", True, 1)])
     ex = explain_error(model, [], None, project="sglang", vocabulary=VOCAB)
-    assert ex.who_hits_it.kind == "model_or_hardware"
+    assert ex.who_hits_it.kind == "model_config"
     assert ex.solutions[0].kind == "model" and "config.json (model_type)" in ex.solutions[0].text
-    inner = site([Condition("if", "len(blocks) == 0", True, 1)], "no blocks")
+    assert "`self.model_config.hf_config.model_type == 'x'`" in ex.solutions[0].text
+    parallel = site([Condition("if", "self.tp_size % num_heads != 0", True, 1)])
+    ex = explain_error(parallel, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "hardware" and "parallelism" in ex.who_hits_it.text
+    assert "`self.tp_size % num_heads != 0`" in ex.solutions[0].text
+    package = site([Condition("if", "not is_flashinfer_available()", True, 1)])
+    ex = explain_error(package, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "dependency"
+    inner = site([Condition("if", "len(self._blocks) == 0", True, 1)], "no blocks")
     ex = explain_error(
         inner, [], None, project="sglang", vocabulary=VOCAB, web_url="https://github.com/o/p"
     )
@@ -240,3 +269,74 @@ def test_the_vocabulary_comes_from_the_pins(tmp_path: Path) -> None:
     bad.write_text('[[repos]]\nname = "a"\nrequest_classes = ["a:b:c"]\n')
     with pytest.raises(ConfigError, match=r"repos\.0\.request_classes"):
         load_pins(bad)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "self.config.x != other.config.x",  # both sides read "the x"
+        "len(keys) == len(keys)",
+    ],
+)
+def test_a_comparison_whose_sides_read_the_same_stays_code(expr: str) -> None:
+    (said,) = facts(site([Condition("if", expr, True, 1)]))
+    assert said.startswith("`") and said.endswith("`"), said
+
+
+def test_a_module_constant_is_quoted_as_the_list_it_holds() -> None:
+    notes = SiteNotes(constants=(("VALID_MODES", "('fast', 'slow')"),))
+    s = dataclasses.replace(
+        site([Condition("if", "mode not in VALID_MODES", True, 1)]),
+        template=Template(
+            (Segment("text", "mode must be one of "), Segment("placeholder", "VALID_MODES")),
+            "fstring",
+        ),
+        notes=notes,
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.facts.items == ('mode is not "fast" or "slow"',)
+    texts = [ex.what_it_means.text, *(f.text for f in ex.solutions)]
+    assert not any("VALID_MODES" in t for t in texts), texts
+
+
+def test_a_comment_explaining_a_test_gives_its_words_and_the_reason() -> None:
+    notes = SiteNotes(
+        comments=((-3, "Gated to the target worker (req_to_token_pool is None); more."),),
+        docstring="Initialize the memory pools, sized from the server arguments.",
+    )
+    s = dataclasses.replace(
+        site([Condition("if", "req_to_token_pool is None", True, 1)], qualname="C._init_pools"),
+        notes=notes,
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.facts.items == ("this is the target worker",)
+    assert "A comment at the check says: “Gated to the target worker" in ex.what_it_means.text
+    assert "The function's documentation says: “Initialize the memory pools" in (
+        ex.what_it_means.text
+    )
+    assert {"derived:comments", "derived:docstring"} <= set(ex.what_it_means.provenance)
+
+
+def test_what_it_means_keeps_code_out_and_says_how_many_checks_it_left() -> None:
+    s = site(
+        [
+            Condition("if", "self.server_args.tp_size > 8", True, 1),
+            Condition("if", "x[i:j] @ y", True, 2),
+        ]
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    text = ex.what_it_means.text
+    assert "`" not in text, text
+    assert "one more check shown in the source" in text, text
+
+
+def test_a_config_class_field_read_from_its_arguments_is_the_models_config() -> None:
+    s = site(
+        [Condition("if", "tie", True, 1, (("tie", "kwargs.pop('tie_word_embeddings', False)"),))],
+        "tie_word_embeddings is not supported for these models.",
+        "python/sglang/srt/configs/dbrx.py",
+        "DbrxConfig.__init__",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "model_config"
+    assert "tie_word_embeddings" in ex.who_hits_it.text

@@ -15,11 +15,11 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from errkb.cli import failures
-from errkb.cli.main import app as cli
 from errkb.core.db import session_factory
 from errkb.core.models import AiExplanation
 from errkb.core.settings import Settings
+from errkb.service.cli import failures
+from errkb.service.cli.main import app as cli
 from errkb.service.entries.ai import AiError, enrich
 from errkb.service.entries.build import build_entry
 

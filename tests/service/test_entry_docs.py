@@ -13,6 +13,7 @@ import pytest
 from knowledge_repo import MAMBA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
 from sqlalchemy import delete, insert, select, update
+from typer.testing import CliRunner
 
 from errkb.core import packed
 from errkb.core.db import make_engine, session_factory
@@ -20,6 +21,7 @@ from errkb.core.dictionaries import unpack_stored
 from errkb.core.models import EntryDoc, PackDictionary
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
+from errkb.service.cli.main import app as cli
 from errkb.service.docstore import workers as doc_workers
 from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
@@ -31,9 +33,9 @@ def _settings(url: str) -> Settings:
     return Settings(database_url=url)
 
 
-def _gets(url: str, paths: list[str]) -> list[httpx.Response]:
+def _gets(url: str, paths: list[str], settings: Settings | None = None) -> list[httpx.Response]:
     async def run() -> list[httpx.Response]:
-        app = create_app(_settings(url))
+        app = create_app(settings or _settings(url))
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -113,6 +115,46 @@ def test_a_current_doc_is_served_and_a_stale_one_never(db_url: str, tmp_path: Pa
     assert after.json()["title"] != MARKER
     assert page_after.status_code == 200 and "v3" in page_after.text
     assert MARKER not in page_after.text
+
+
+def test_pages_use_the_docs_when_a_public_url_is_set(db_url: str, tmp_path: Path) -> None:
+    """With ERRKB_PUBLIC_URL (or a preferred AI model) set, the docs are built for those
+    settings, and the page reads the same doc as the JSON, not one of a variant never built."""
+    ingest_pages_repo(db_url, tmp_path)
+    public = Settings(
+        database_url=db_url, public_url="https://errors.example.org", llm_model="some-model"
+    )
+    materialize_entries(public, processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)
+    served, page = _gets(db_url, [f"/api/errors/{mamba}", f"/errors/{mamba}"], public)
+    assert served.json()["title"] == MARKER
+    assert page.status_code == 200 and MARKER in page.text  # the page read the doc too
+    assert 'href="https://errors.example.org/errors/' in page.text  # its canonical link
+
+
+def test_errkb_show_reads_the_doc_the_api_serves(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`errkb show` answers through the same read side as the API: the current doc, else a
+    build, under the environment's settings."""
+    ingest_pages_repo(db_url, tmp_path)
+    monkeypatch.setenv("ERRKB_DATABASE_URL", db_url)
+    monkeypatch.setenv("ERRKB_PUBLIC_URL", "https://errors.example.org")
+    materialize_entries(Settings(), processes=1)
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)
+    shown = CliRunner().invoke(cli, ["show", mamba], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["title"] == MARKER
+    (served,) = _gets(db_url, [f"/api/errors/{mamba}"], Settings())
+    assert json.loads(shown.output) == served.json()
+
+    ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))  # the doc is stale now
+    rebuilt = CliRunner().invoke(cli, ["show", mamba], catch_exceptions=False)
+    entry = json.loads(rebuilt.output)
+    assert entry["title"] != MARKER and entry["snapshot"] == "v3"
+    assert entry["page_url"] == f"https://errors.example.org/errors/{mamba}"
 
 
 def test_a_doc_of_other_settings_or_a_missing_one_is_built_on_demand(

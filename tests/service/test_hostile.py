@@ -34,7 +34,7 @@ from errkb.ingest.pins import load_pins
 from errkb.service.app import create_app
 from errkb.service.security import CSP
 
-CLI = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
+CLI = [sys.executable, "-c", "from errkb.service.cli.main import main; main()"]
 # base64 of "0:9223372036854775808" (past int64) and "0:2147483648" (past PostgreSQL's INTEGER)
 FORGED_CURSORS = ["MDo5MjIzMzcyMDM2ODU0Nzc1ODA4", "MDoyMTQ3NDgzNjQ4"]
 
@@ -280,7 +280,7 @@ def test_cli_failures_are_one_line_with_distinct_codes(tmp_path: Path) -> None:
 
 def test_cli_crash_is_one_line_and_debug_shows_the_traceback(tmp_path: Path) -> None:
     crash = (
-        "import errkb.cli.main as m\n"
+        "import errkb.service.cli.main as m\n"
         "def boom() -> None:\n"
         "    raise RuntimeError('kaboom')\n"
         "m.app.command('boom')(boom)\n"

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.slow
 
 ST = Path(sys.executable).parent / "st"
 MAX_EXAMPLES = "25"  # per operation and phase: ~500 cases, about 30 s per database
-SEED = "16"
+# Fixed, so a run repeats; another seed explores other cases (printed, to repeat a failure).
+SEED = os.environ.get("ERRKB_SCHEMATHESIS_SEED", "16")
 
 
 def _free_port() -> int:
@@ -52,7 +53,7 @@ def server(db_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     assert error_id
     port = _free_port()
     env = {**os.environ, "ERRKB_DATABASE_URL": db_url, "ERRKB_MATCH_REFRESH_SECONDS": "0.5"}
-    cli = [sys.executable, "-c", "from errkb.cli.main import main; main()"]
+    cli = [sys.executable, "-c", "from errkb.service.cli.main import main; main()"]
     proc = subprocess.Popen(
         [*cli, "serve", "--port", str(port)],
         env=env,
@@ -75,14 +76,21 @@ def server(db_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
         proc.wait(timeout=30)
 
 
-def test_schemathesis_finds_no_failure(server: tuple[str, str], tmp_path: Path) -> None:
+def test_schemathesis_finds_no_failure(
+    server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url, error_id = server
     config = tmp_path / "schemathesis.toml"
-    # A known id, so GET /api/errors/{error_id} is tested past its 404.
+    # NUL characters in generated strings (the default, said here since it is the point: a NUL
+    # in any query string or path must get a declared answer). A known id, so GET
+    # /api/errors/{error_id} is tested past its 404.
     config.write_text(
+        "[generation]\nallow-x00 = true\n\n"
         '[[operations]]\ninclude-path = "/api/errors/{error_id}"\n'
         f'parameters = {{ error_id = "{error_id}" }}\n'
     )
+    with capsys.disabled():
+        print(f"\nschemathesis: seed {SEED}, {MAX_EXAMPLES} examples per operation and phase")
     result = subprocess.run(
         [str(ST), "--config-file", str(config), "run", f"{url}/openapi.json"]
         + ["--checks", "all", "--max-examples", MAX_EXAMPLES, "--seed", SEED]
@@ -92,7 +100,7 @@ def test_schemathesis_finds_no_failure(server: tuple[str, str], tmp_path: Path) 
         timeout=600,
         cwd=tmp_path,
     )
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert result.returncode == 0, f"seed {SEED}\n" + result.stdout[-6000:] + result.stderr[-2000:]
     # Every operation of the document was exercised (the new ones included).
     counts = re.search(r"Operations:\s+(\d+) selected / (\d+) total", result.stdout)
     assert counts is not None and counts[1] == counts[2] and int(counts[1]) >= 6, result.stdout

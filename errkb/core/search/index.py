@@ -5,7 +5,7 @@ backend), so they are described here with SQLAlchemy Core. An error's document i
 plus its exception and the paths, functions and flag names of all its occurrences; `sort_key`
 is its rank in one global order (message, then id). `refresh_search_index` rebuilds every
 document; the ingest store keeps them in step snapshot by snapshot instead
-(`service.search_update`), inside each snapshot's transaction, so the index and the errors it
+(`errkb.core.search.update`), inside each snapshot's transaction, so the index and the errors it
 points to become visible together.
 """
 

@@ -1,5 +1,5 @@
 """Keeping the search index in step with the errors one snapshot at a time (see
-`service.search_index` for what a document holds).
+`errkb.core.search.index` for what a document holds).
 
 A new snapshot changes only the documents of its new errors and of the errors it gives a new
 path, function or flag name; those are written, and the existing sort keys are shifted to make

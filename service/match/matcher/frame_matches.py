@@ -4,6 +4,11 @@ The innermost frame of a traceback names the file and line that raised. When tha
 known raise site (in any snapshot), the error raised there is a match even with no message to
 read: the frame narrows its snapshots as usual, and `score.frame_score` says how sure that is.
 A frame whose traceback's message was matched already adds nothing.
+
+When the frame's line is no known site's (a release that was not ingested), the source line
+the traceback prints under the frame still tells a site that no message identifies (an assert,
+a missing key, a raise without a message): the file and function as the frame's, and the
+printed statement as the site's (`statements.statement_key`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from errkb.service.match.matcher.frames import REACH, Frame, innermost_frames, p
 from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
 from errkb.service.match.matcher.normalize import Prepared
 from errkb.service.match.matcher.score import frame_score
+from errkb.service.match.matcher.statements import unquoted
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,14 +32,61 @@ class FrameHit:
 
 
 def frame_hits(index: MatchIndex, squeezed: str) -> list[FrameHit]:
-    """Every (entry, innermost frame) pair where the frame is on one of the entry's raises."""
+    """Every (entry, innermost frame) pair where the frame is on one of the entry's raises, by
+    its line or by the statement it prints."""
     hits: list[FrameHit] = []
     for frame in innermost_frames(squeezed):
+        found = set()
         for e in index.raised_at(frame.path, frame.line):
             sites = pinned_sites(frame, index.entries[e].sites)
             if sites:
+                found.add(e)
                 hits.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key))))
+        hits.extend(h for h in statement_hits(index, frame) if h.entry not in found)
     return hits
+
+
+_MAX_FUNCTION = 80  # characters of a function name tried at the start of a frame's tail
+_LOOKUP_REACH = 120  # squeezed characters of the printed line a subscript is looked for in
+
+
+def statement_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
+    """Entries whose site is in the frame's file and function and prints as the frame does."""
+    if not index.statements:
+        return []
+    tail = frame.tail
+    name = frame.path.rsplit("/", 1)[-1]
+    out: list[FrameHit] = []
+    # The function's name is glued to the printed line (squeezed): try each identifier prefix.
+    k = 0
+    while k < min(len(tail), _MAX_FUNCTION) and (tail[k].isalnum() or tail[k] == "_"):
+        k += 1
+        candidates = index.statements.get((tail[:k], name))
+        if not candidates:
+            continue
+        printed = unquoted(tail[k:])
+        for statement, e in candidates:
+            if not _prints(printed, statement):
+                continue
+            entry = index.entries[e]
+            sites = [s for s in entry.sites if s.function == tail[:k] and _same_file(frame, s)]
+            if sites:
+                out.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key))))
+    return out
+
+
+def _prints(printed: str, statement: str) -> bool:
+    """True when the printed line is the statement: it starts with it, or (a subscript inside
+    an assignment) holds it near its start."""
+    if printed.startswith(statement):
+        return True
+    return not statement.startswith(("assert", "raise")) and statement in printed[:_LOOKUP_REACH]
+
+
+def _same_file(frame: Frame, site: FrameSite) -> bool:
+    path = frame.path
+    tail = site.module_path
+    return path == tail or path.endswith("/" + tail) or path.endswith("/" + site.path)
 
 
 def explained(hit: FrameHit, message_starts: list[int]) -> bool:
@@ -48,6 +101,8 @@ def scored_hit(hit: FrameHit, entry: CompiledTemplate, squeezed: str, sharing: i
     # The exception line (`ValueError:`, or the bare class when the message is gone); the raise's
     # source line (`raise ValueError(`) only repeats the code.
     class_named = window.find(entry.exception + ":") >= 0 or window.endswith(entry.exception)
+    if entry.statement and not class_named:  # `AssertionError` alone, before the next log line
+        class_named = window.find(entry.exception) >= 0 and entry.exception not in entry.statement
     return frame_score(function_named=function_named, class_named=class_named, sharing=sharing)
 
 

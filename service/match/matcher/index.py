@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
+from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
 _MASS_SCALE = 8.0  # idf mass added to every template's total (about one rare word)
@@ -48,6 +49,8 @@ class ErrorRow:
     exception: str
     template: list[dict[str, Any]]
     occurrences: tuple[OccurrenceRow, ...] = ()
+    kind: str = "raise"  # records.SiteKind
+    check: str | None = None  # the assert's condition, the lookup's subscript (records.Site)
 
 
 class FrameSite(NamedTuple):
@@ -78,6 +81,9 @@ class CompiledTemplate:
     sites: tuple[FrameSite, ...]
     snapshots: tuple[str, ...]  # labels in snapshot order
     roots: tuple[str, ...]  # top-level folders of the sites' module paths ("sglang")
+    # The failing statement as a traceback prints it, squeezed and without quotes
+    # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (see `statements`).
+    statement: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,8 @@ class MatchIndex:
     # File name -> the distinct raise spans in files of that name, across every snapshot: what a
     # traceback frame is looked up in (see `RaiseLines`).
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
+    # (function, file name) -> (statement key, entry) of the sites with a `statement`.
+    statements: Statements = field(default_factory=dict)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -175,6 +183,7 @@ def compile_entry(
         sites=sites,
         snapshots=snapshots,
         roots=_roots(sites),
+        statement=statement_key(row),
     )
     return entry, list(dict.fromkeys(words))
 
@@ -231,8 +240,9 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     for row in rows:
         entry, words = compile_entry(row, names)
         if not entry.pieces:
-            opaque += 1  # no literal text: nothing in a log can identify it
-            continue
+            opaque += 1  # no literal text: only a traceback's frame can identify it
+            if not entry.statement:
+                continue
         entries.append(entry)
         entry_words.append(words)
     df: dict[bytes, int] = {}
@@ -254,6 +264,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         for w in posted:
             lists.setdefault(w, []).append((e, weights[w] / total))
     raise_lines = _raise_lines(entries)
+    statements = statement_sites(entries)
     stats = {
         "raise_lines": sum(len(v.spans) for v in raise_lines.values()),
         "entries": len(entries),
@@ -268,6 +279,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         generation=generation,
         stats=stats,
         raise_lines=raise_lines,
+        statements=statements,
     )
 
 

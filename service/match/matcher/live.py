@@ -4,6 +4,9 @@ Every completed snapshot bumps the database's `generation`. Requests check it at
 `refresh_seconds`; when it changed, one background thread builds a new index while requests keep
 using the old one, and the new one replaces it with a single reference assignment (atomic in
 Python), so no request waits for a rebuild or sees a half-built index.
+
+The matcher stays free of the database: how to read the generation and load an index is handed
+in (`errkb.service.read.matches.live_index` wires the match queries).
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from errkb.service.match.matcher.index import MatchIndex
-from errkb.service.match.queries import DbEngine, generation_now, load_index
 
 log = logging.getLogger(__name__)
 
@@ -24,13 +27,15 @@ class LiveIndex:
 
     def __init__(
         self,
-        engine: DbEngine,
+        engine: Any,
         *,
+        loader: Callable[[Any], MatchIndex],
+        generation: Callable[[Any], str],
         refresh_seconds: float = 2.0,
-        loader: Callable[[DbEngine], MatchIndex] = load_index,
     ) -> None:
         self._engine = engine
         self._loader = loader
+        self._generation = generation
         self._refresh_seconds = refresh_seconds
         self._index = loader(engine)
         self._checked = time.monotonic()
@@ -51,7 +56,7 @@ class LiveIndex:
         return self._index
 
     def _maybe_rebuild(self) -> None:
-        generation = generation_now(self._engine)
+        generation = self._generation(self._engine)
         if generation == self._index.generation:
             return
         with self._lock:

@@ -65,6 +65,8 @@ def match_text(
     scored: list[_Scored] = []
     for e in candidates:
         entry = index.entries[e]
+        if not entry.pieces:  # no message to read: only its frames tell it (`frame_hits`)
+            continue
         best: _Scored | None = None
         for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
             s = _score(entry, al, prep)
@@ -134,6 +136,8 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     q0 = al.starts[al.first]
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
+    if not entry.exception.lstrip("_")[:1].isupper():  # an indirect raise: any class may show
+        other = False
     frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
     visible = None

@@ -1,0 +1,53 @@
+"""How a project names the inputs its users control: the pins' vocabulary, stored with the repo."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """How a project names the inputs its users control, and the words for its abbreviations.
+
+    Set per repo in pins.toml and stored with the repo, so that explanations can say
+    "sliding-window attention" for `swa`, tell a request field from an internal attribute, and
+    recognise the project's environment helpers.
+    """
+
+    glossary: tuple[tuple[str, str], ...] = ()  # ("swa", "sliding-window attention")
+    request_classes: tuple[str, ...] = ()  # "path-glob:class-glob" of request/parameter classes
+    env_prefixes: tuple[str, ...] = ()  # "SGLANG_": a name with it is an environment variable
+    env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
+    model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
+    model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
+        """From the repo row's stored JSON (None or missing keys: empty)."""
+        raw = raw or {}
+
+        def names(key: str) -> tuple[str, ...]:
+            return tuple(str(x) for x in raw.get(key) or ())
+
+        glossary = raw.get("glossary") or {}
+        return cls(
+            glossary=tuple(sorted((str(k), str(v)) for k, v in glossary.items())),
+            request_classes=names("request_classes"),
+            env_prefixes=names("env_prefixes"),
+            env_helpers=names("env_helpers"),
+            model_config_names=names("model_config_names"),
+            model_paths=names("model_paths"),
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """The repo row's stored JSON."""
+        return {
+            "glossary": dict(self.glossary),
+            "request_classes": list(self.request_classes),
+            "env_prefixes": list(self.env_prefixes),
+            "env_helpers": list(self.env_helpers),
+            "model_config_names": list(self.model_config_names),
+            "model_paths": list(self.model_paths),
+        }

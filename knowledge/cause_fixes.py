@@ -1,0 +1,171 @@
+"""Solutions for causes other than the user's flags and request: the model, the hardware, the
+parallelism, the installed packages, and the code itself.
+
+Each names what the guard tests as the code states it (the config.json field, the platform
+test, the divisibility, the package check) instead of a generic "use a supported model": a
+person can compare that with their setup. Reporting upstream leads only when the evidence shows
+an internal invariant; when we could not tell which input leads to the raise, it comes last and
+does not claim that no input is tested.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from errkb.knowledge.evidence import WhoKind
+from errkb.knowledge.facts import Fix, Provenance
+from errkb.knowledge.reading import Reading
+
+_PROV: tuple[Provenance, ...] = ("derived:conditions",)
+MAX_CODE = 120
+
+
+def _short(code: str) -> str:
+    return code if len(code) <= MAX_CODE else code[: MAX_CODE - 1] + "…"
+
+
+def tests_of(r: Reading, kind: WhoKind) -> list[str]:
+    """The guard's conjuncts (as code) that read a name of one evidence class."""
+    names = [c.code for c in r.clues if c.kind == kind and c.code]
+    out = []
+    for g in r.groups:
+        for n in g:
+            code = ast.unparse(n)
+            if any(name in code for name in names) and code not in out:
+                out.append(code)
+    return out
+
+
+def _quoted(codes: list[str]) -> str:
+    return ", ".join(f"`{_short(c)}`" for c in codes[:3])
+
+
+def _accepted(r: Reading, kind: WhoKind) -> list[str]:
+    """The literal values a guard accepts or rejects for names of one class (`x in (a, b)`)."""
+    names = [c.code for c in r.clues if c.kind == kind and c.code]
+    out: list[str] = []
+    for g in r.groups:
+        for n in g:
+            for node in ast.walk(n):
+                if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+                    continue
+                right = node.comparators[0]
+                if isinstance(node.ops[0], ast.In | ast.NotIn) and isinstance(
+                    right, ast.List | ast.Tuple | ast.Set
+                ):
+                    if any(name in ast.unparse(node.left) for name in names):
+                        out += [ast.unparse(e) for e in right.elts]
+    return list(dict.fromkeys(out))
+
+
+def model_fixes(r: Reading) -> list[Fix]:
+    """The model's config.json field or weights the guard tests, and what to change."""
+    model = [i for i in r.inputs if i.kind == "model_config"]
+    tested = tests_of(r, "model_config")
+    if not model and not tested:
+        return []
+    fields = [i.name for i in model if i.name]
+    names = ", ".join(dict.fromkeys(fields)) or "its configuration"
+    text = f"Check the model's config.json ({names})"
+    if tested:
+        text += f": the error is raised when {_quoted(tested)} holds"
+    values = _accepted(r, "model_config")
+    if values:
+        text += "; the values the code lists are " + ", ".join(values[:8])
+    text += (
+        ". If the model is right, point --model-path at a checkpoint whose config this release "
+        "reads (a model that ships its own code needs --trust-remote-code; --revision picks "
+        "another version of the checkpoint)."
+    )
+    key = model[0].name or model[0].owner if model else (fields[0] if fields else None)
+    registry = registry_fix(r)
+    return [Fix("model", text, _PROV, input=key)] + ([registry] if registry else [])
+
+
+_REGISTRY = re.compile(r"regist", re.I)
+_NOT_REGISTERED = re.compile(r"\b(no|not|cannot|unknown)\b[^.]*\bregistered\b", re.I)
+
+
+def registry_fix(r: Reading) -> Fix | None:
+    """A lookup in a registry that importing modules fills: the real cause is often upstream."""
+    said = r.site.template.literal_text
+    looked_up = any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(op, ast.NotIn) for op in n.ops)
+        and _REGISTRY.search(ast.unparse(n.comparators[-1]))
+        for g in r.groups
+        for n in g
+    )
+    low = said.lower()
+    in_registry = (
+        r.site.path.endswith("registry.py") and "architecture" in low and "already" not in low
+    )
+    if not (looked_up or in_registry or _NOT_REGISTERED.search(said)):
+        return None
+    text = (
+        "If this release should support it, look earlier in the log for an import error: a "
+        "module that fails to import (a missing package, or another version of transformers or a "
+        "kernel library) never registers what it provides, and the lookup then fails here."
+    )
+    return Fix("model", text, ("derived:conditions", "derived:message"))
+
+
+def hardware_fixes(r: Reading) -> list[Fix]:
+    """The platform or parallelism test, as the code states it."""
+    clues = [c for c in r.clues if c.kind == "hardware"]
+    if not clues:
+        return []
+    tested = tests_of(r, "hardware")
+    parallel = any("parallelism" in c.text for c in clues)
+    what = "the parallelism settings" if parallel else "the GPU or platform in use"
+    shown = _quoted(tested) or ", ".join(f"`{c.code}`" for c in clues if c.code)
+    text = f"This depends on {what}" + (
+        f": the error is raised when {shown} holds." if shown else "."
+    )
+    if parallel:
+        text += (
+            " Choose the tensor, data, expert or pipeline parallel sizes (and the number of "
+            "GPUs) so that it does not hold."
+        )
+    else:
+        text += " Run on hardware for which that test does not hold."
+    return [Fix("model", text, _PROV)]
+
+
+def dependency_fixes(r: Reading) -> list[Fix]:
+    """The package or version the guard checks: install or change it."""
+    clues = [c for c in r.clues if c.kind == "dependency"]
+    if not clues:
+        return []
+    tested = [t for t in tests_of(r, "dependency") if t]
+    if tested:
+        text = f"Check the installed packages: the error is raised when {_quoted(tested)} holds."
+    else:
+        text = (
+            "Check the installed packages: the error is raised when a package cannot be imported."
+        )
+    text += " Install the package the check names, or the version it asks for, in the same "
+    text += "environment as the server; an import error printed earlier in the log says which."
+    return [Fix("model", text, _PROV)]
+
+
+def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
+    """Report it upstream, with what to include; said as a finding only for an internal case."""
+    url = f"{r.web_url.rstrip('/')}/issues/new" if r.web_url else None
+    where = f" at {url}" if url else ""
+    include = (
+        f"Include the {project} version, the full command line or request, the model, and the "
+        "whole traceback"
+    )
+    if first:
+        text = (
+            f"Report it to the {project} maintainers{where}: the guard reads only state the code "
+            f"computes itself, so it points to a bug or a case the code did not expect. {include}."
+        )
+    else:
+        text = (
+            f"If none of the above applies, report it to the {project} maintainers{where}. "
+            f"{include}."
+        )
+    return Fix("report", text, ("derived:conditions",), url=url)

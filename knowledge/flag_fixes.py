@@ -1,0 +1,92 @@
+"""Solutions that change a flag the guard tests or the message names.
+
+A flag the guard requires gets the change that escapes the guard (with its default and help);
+one that is only an alternative says so; one whose needed value cannot be derived quotes the part
+of the guard that reads it, and the local it goes through, so the quote always shows the read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from errkb.knowledge.commands import escape
+from errkb.knowledge.facts import Fix, Involvement, Provenance
+from errkb.knowledge.wording import MAX_CODE, code, default_words, flag_name
+
+MAX_HELP = 220
+
+
+def short_help(inv: Involvement) -> str | None:
+    """The flag's help, cut at a sentence end near MAX_HELP characters."""
+    d = inv.definition
+    if d is None or not d.help:
+        return None
+    text = " ".join(d.help.split())
+    if len(text) <= MAX_HELP:
+        return text
+    cut = text.rfind(". ", 0, MAX_HELP)
+    return text[: cut + 1] if cut > 40 else text[:MAX_HELP].rstrip() + "…"
+
+
+def _with_help(text: str, inv: Involvement) -> str:
+    help_ = short_help(inv)
+    return f"{text}. {inv.flag}: {help_}" if help_ else text + "."
+
+
+def _tested_part(f: Involvement, resolved: dict[str, str]) -> str:
+    """The part of the guard that reads the flag, and the local it goes through: `tp > 1`,
+    where `tp` is `server_args.tp_size`."""
+    text = f.condition or ""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        node = None
+    names = [n for n in (f.dest, f.via) if n]
+    if isinstance(node, ast.BoolOp):
+        parts = [ast.unparse(v) for v in node.values]
+        picked = [p for p in parts if any(re.search(rf"\b{re.escape(n)}\b", p) for n in names)]
+        text = " and ".join(picked) if picked else text
+    shown = _around(text, names)
+    if f.via and f.via in resolved:
+        shown += f", where {code(f.via)} is {_around(resolved[f.via], [f.dest])}"
+    return shown
+
+
+def _around(text: str, names: list[str], width: int = 50) -> str:
+    """Code in backticks; when long, the part around the first of `names` it reads."""
+    text = " ".join(text.split())
+    at = min((i for n in names if (i := text.find(n)) >= 0), default=-1)
+    if len(text) <= MAX_CODE or at < 0:
+        return code(text)
+    start, end = max(0, at - width), min(len(text), at + width)
+    return f"`{'… ' if start else ''}{text[start:end]}{' …' if end < len(text) else ''}`"
+
+
+def flag_fixes_of(flags: list[Involvement], resolved: dict[str, str]) -> list[Fix]:
+    """A solution for each flag the guard tests, then for each the message names."""
+    prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
+    out: list[Fix] = []
+    ordered = sorted(
+        (f for f in flags if f.in_condition),
+        key=lambda f: (not f.required, f.polarity == "other"),
+    )
+    for f in ordered:
+        esc = escape(f)
+        if esc is not None:
+            lead = "" if f.required else "Alternatively (one of several ways the guard holds): "
+            text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
+            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
+        else:
+            dflt = default_words(f)
+            text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
+            text += _tested_part(f, resolved)
+            out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
+    for f in flags:
+        if not f.in_condition and f.in_message:
+            dflt = default_words(f)
+            text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
+            out.append(
+                Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
+            )
+    return out

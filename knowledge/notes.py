@@ -1,0 +1,151 @@
+"""The source's own words about a raise (its `SiteNotes`) made ready for an entry.
+
+Three uses: a module constant the message prints (`{SUPPORTED_MODES}`) is shown as the value the
+user sees in the log; a comment or docstring that says why the check exists becomes the entry's
+"why" sentence; and a comment that explains a test in parentheses ("Gated to the target worker
+(req_to_token_pool is None)") gives that test its words, where a paraphrase of the names would
+only guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from errkb.core.records import Segment, Site, Template
+from errkb.knowledge.facts import Provenance
+
+MAX_REASON = 220  # characters of a quoted comment or docstring
+_NOISE = re.compile(
+    r"^(?:todo|fixme|xxx|hack|noqa|type:|pragma|fmt:|pylint|isort|mypy|ruff|nosec)\b", re.I
+)
+# Words of a comment that gives a reason or a consequence, not only a description.
+_WHY_WORDS = (
+    "because",
+    "since",
+    "so",
+    "otherwise",
+    "would",
+    "cannot",
+    "can't",
+    "must",
+    "only",
+    "not",
+    "no",
+    "avoid",
+    "prevent",
+    "unsupported",
+    "limitation",
+    "yet",
+    "fail",
+    "loud",
+    "silently",
+)
+_SECTIONS = re.compile(r"\b(?:Args|Arguments|Parameters|Returns|Raises|Example|Note)s?:")
+_END = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!etc)(?<!vs)[.!?](?=\s|$)")
+_PAREN = re.compile(r"\(([^()]{3,120})\)")
+_GATE = re.compile(
+    r"^(?:gated|limited|restricted|applies|applied|only|used|reached|taken)\s+(?:to|for|on|when)?\s*",
+    re.I,
+)
+
+
+def constant_values(site: Site) -> dict[str, str]:
+    """The module constants the site's notes hold, name -> source of the value."""
+    return dict(site.notes.constants)
+
+
+def with_constants(site: Site) -> Site:
+    """The site with the constants its message prints shown as their values (`{MODES}` ->
+    `('a', 'b')`, as Python prints them), so every quote of the message reads as the log does."""
+    values = constant_values(site)
+    if not values:
+        return site
+    segments: list[Segment] = []
+    for seg in site.template.segments:
+        value = values.get(seg.text) if seg.kind == "placeholder" else None
+        if value is None or seg.format_spec:
+            segments.append(seg)
+            continue
+        shown = _printed(value, seg.conversion)
+        if segments and segments[-1].kind == "text":
+            segments[-1] = Segment("text", segments[-1].text + shown)
+        else:
+            segments.append(Segment("text", shown))
+    return replace(site, template=Template(tuple(segments), site.template.form))
+
+
+def _printed(source: str, conversion: str | None) -> str:
+    """How `{value}` prints a literal: strings bare (or quoted with `!r`), containers as repr."""
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return source
+    if isinstance(value, str) and conversion != "r":
+        return value
+    return repr(value)
+
+
+def _prose(text: str) -> bool:
+    """A comment that reads as a sentence about the code, not a marker or a line of code."""
+    words = text.split()
+    if len(words) < 4 or _NOISE.match(text):
+        return False
+    letters = sum(c.isalpha() or c == " " for c in text)
+    return letters / len(text) > 0.75
+
+
+def _sentence(text: str, sentences: int = 2) -> str:
+    """The first sentences of a comment or docstring, without its parameter sections."""
+    text = " ".join(_SECTIONS.split(text, 1)[0].split())
+    ends = [m.end() for m in _END.finditer(text)]
+    if len(ends) >= sentences:
+        text = text[: ends[sentences - 1]].strip()
+    if len(text) > MAX_REASON:
+        cut = text.rfind(" ", 0, MAX_REASON)
+        text = text[: cut if cut > 0 else MAX_REASON].rstrip(",;:") + " …"
+    return text if text[-1:] in ".!?…" else text + "."
+
+
+def _says_why(text: str) -> bool:
+    low = f" {text.lower()} "
+    return any(f" {w} " in low for w in _WHY_WORDS)
+
+
+def reasons(site: Site) -> list[tuple[str, Provenance]]:
+    """Why the check is there, in the source's words: the nearest comment that gives a reason
+    (else the nearest comment), then the enclosing function's docstring."""
+    out: list[tuple[str, Provenance]] = []
+    comments = [t for _, t in sorted(site.notes.comments, key=lambda c: -c[0]) if _prose(t)]
+    best = next((t for t in comments if _says_why(t)), comments[0] if comments else None)
+    if best is not None:
+        out.append((_sentence(best), "derived:comments"))
+    doc = site.notes.docstring
+    if doc and _prose(doc):
+        out.append((_sentence(doc, 1), "derived:docstring"))
+    return out
+
+
+def _normal(code: str) -> str | None:
+    try:
+        return ast.unparse(ast.parse(code.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def glosses(site: Site) -> dict[str, str]:
+    """Tests a comment explains in parentheses, normalized code -> the comment's words for it
+    ("Gated to the target worker (req_to_token_pool is None)" -> "this is the target worker")."""
+    out: dict[str, str] = {}
+    for _, text in site.notes.comments:
+        for m in _PAREN.finditer(text):
+            code = _normal(m.group(1))
+            if code is None or code.isidentifier():
+                continue  # a bare name in parentheses is an aside, not a test
+            before = re.split(r"[.;:!?]\s", text[: m.start()])[-1].strip(" ,")
+            words = _GATE.sub("", before).strip()
+            if len(words.split()) < 2 or "(" in words:
+                continue
+            out.setdefault(code, f"this is {words}" if words.startswith("the ") else words)
+    return out

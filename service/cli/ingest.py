@@ -1,0 +1,239 @@
+"""`errkb ingest`: run the pipeline over the pins or the sources named on the command line,
+with a Rich progress bar and a summary (see `ingest_summary`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from sqlalchemy.exc import OperationalError
+
+from errkb.core.db import Engine, engine_from_settings, upgrade
+from errkb.core.errors import BadInput, ErrkbError
+from errkb.core.settings import Settings
+from errkb.ingest import plan, store
+from errkb.ingest.pins import Pins, RepoPin, load_pins
+from errkb.ingest.plan import Planned, Releases
+from errkb.ingest.sources.download import Downloads
+from errkb.service.cli.failures import exit_code
+from errkb.service.cli.ingest_summary import DownloadTotals, summary, summary_json
+from errkb.service.cli.progress_view import phases
+
+if TYPE_CHECKING:
+    from errkb.ingest.pipeline import SnapshotSummary
+
+err = Console(stderr=True, soft_wrap=True)  # one line per failure, however long
+
+
+def _error(message: str) -> None:
+    """One failure, on one line however narrow the terminal (a log keeps it whole)."""
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+
+
+def _notice(message: str) -> None:
+    """Something skipped that the user should know about."""
+    err.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
+
+
+def ingest(
+    pypi: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Releases: name==version, a bound like 'name>=0.4', or a bare name for every "
+            "release (repeatable)"
+        ),
+    ] = None,
+    git: Annotated[str | None, typer.Option(help="A git URL or local repository path")] = None,
+    ref: Annotated[list[str] | None, typer.Option(help="A git ref to pin (repeatable)")] = None,
+    dir: Annotated[Path | None, typer.Option(help="A local folder")] = None,  # noqa: A002
+    label: Annotated[str | None, typer.Option(help="The folder snapshot's label")] = None,
+    repo: Annotated[str | None, typer.Option(help="The pins repo whose config to use")] = None,
+    pins_file: Annotated[
+        Path | None, typer.Option("--pins", help="Pins file (default: settings)")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
+    ] = False,
+    classes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--classes",
+            help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
+        ),
+    ] = None,
+) -> None:
+    """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
+    # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
+    from errkb.ingest.pipeline import SnapshotSummary
+
+    settings = Settings()
+    summaries: list[SnapshotSummary] = []
+    failures: list[str] = []
+
+    def skipped(repo_pin: RepoPin, version: str) -> None:
+        summaries.append(
+            SnapshotSummary(repo_pin.name, version, "pypi", version, status="already ingested")
+        )
+
+    started = time.perf_counter()
+    try:
+        pins = load_pins(pins_file or settings.resolved_pins_file)
+        if dir is not None:  # a folder errkb cannot use fails before the database is touched
+            plan.folder_and_label(dir, label, named=bool(repo))
+        engine = engine_from_settings(settings, create_folders=True)
+    except ErrkbError as exc:
+        _error(exc.message)
+        raise typer.Exit(exit_code(exc)) from exc
+    downloads = Downloads(settings.cache_dir / "pypi", settings.index_url)
+    try:
+        upgrade(engine)
+        releases = Releases(downloads, _stored(engine), skipped)
+        try:
+            planned = _planned(settings, pins, pypi, git, ref, dir, label, repo, releases)
+        except ErrkbError as exc:
+            _error(exc.message)
+            raise typer.Exit(exit_code(exc)) from exc
+        _ingest_each(planned, engine, settings, summaries, failures, tuple(classes or ()))
+        _compact_after(engine, summaries)
+    finally:
+        downloads.close()
+        engine.dispose()
+    seconds = time.perf_counter() - started
+    fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
+    _report(settings, summaries, seconds, failures, fetched, as_json=as_json)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _ingest_each(
+    planned: Iterable[Planned],
+    engine: Engine,
+    settings: Settings,
+    summaries: list[SnapshotSummary],
+    failures: list[str],
+    classes: tuple[str, ...] = (),
+) -> None:
+    """Ingest every planned source under a progress bar, in order with the releases skipped
+    meanwhile (`summaries` gets both); a failed source is noted in `failures`, not fatal.
+    `classes` limits each source to raises of those classes (`--classes`)."""
+    from errkb.ingest.pipeline import Job, ingest_snapshot
+
+    job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
+    with phases(err) as progress:
+        for repo_pin, make_source in _guarded(planned, failures):
+            try:
+                source = make_source()
+                try:
+                    if classes:
+                        repo_pin = repo_pin.only(classes)
+                    config = repo_pin.extract_config(settings.max_file_bytes)
+                    summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
+                finally:
+                    source.close()
+            except ErrkbError as exc:  # one bad source must not cost the others
+                failures.append(exc.message)
+                _error(exc.message)
+
+
+def _report(
+    settings: Settings,
+    summaries: list[SnapshotSummary],
+    seconds: float,
+    failures: list[str],
+    fetched: DownloadTotals,
+    *,
+    as_json: bool,
+) -> None:
+    """The summary (a table, or JSON on stdout), then the entry docs built for fast reads."""
+    if as_json:  # the entries' figures go into the JSON, so stdout stays one document
+        report = summary_json(summaries, seconds, failures, fetched)
+        if settings.materialize_entries:
+            from errkb.service.cli.materialize import materialize_entries_quietly
+
+            report["entry_docs"] = materialize_entries_quietly(settings)
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        Console().print(summary(summaries, seconds, len(failures), fetched))
+        if settings.materialize_entries:
+            from errkb.service.cli.materialize import materialize_with_progress
+
+            materialize_with_progress(settings, err)  # its sentence on stderr, after the summary
+
+
+COMPACT_AFTER = 20  # snapshots written in one ingest before the SQLite file is compacted
+
+
+def _compact_after(engine: Engine, summaries: list[SnapshotSummary]) -> None:
+    """After a big ingest, rewrite a SQLite file without its free pages (see `store.compact`)."""
+    if sum(1 for s in summaries if s.status == "ingested") < COMPACT_AFTER:
+        return
+    try:
+        sizes = store.compact(engine)
+    except OperationalError as exc:  # another process holds the database: not worth failing
+        _notice(f"the database file was not compacted: {exc.orig}")
+        return
+    if sizes is not None:
+        before, after = sizes
+        err.print(
+            f"Compacted the database file from {before / 1e6:.0f} MB to {after / 1e6:.0f} MB."
+        )
+
+
+def _stored(engine: Engine) -> Callable[[str, str], bool]:
+    """Whether a PyPI release of a repo is stored already (asked before downloading it)."""
+    return lambda repo_name, version: store.snapshot_exists(engine, repo_name, "pypi", version)
+
+
+def _guarded(planned: Iterable[Planned], failures: list[str]) -> Iterator[Planned]:
+    """The planned sources; an error while planning (e.g. opening a repo) ends the plan."""
+    iterator = iter(planned)
+    while True:
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+        except ErrkbError as exc:
+            failures.append(exc.message)
+            _error(exc.message)
+            return
+
+
+def _planned(
+    settings: Settings,
+    pins: Pins,
+    pypi: list[str] | None,
+    git: str | None,
+    ref: list[str] | None,
+    folder: Path | None,
+    label: str | None,
+    repo: str | None,
+    releases: Releases,
+) -> Iterable[Planned]:
+    """The (repo config, source factory) pairs this invocation means; all pins by default."""
+    cache = settings.cache_dir
+    max_bytes = settings.max_file_bytes
+    if ref and not git:
+        raise BadInput("--ref needs --git")
+    if label and not folder:
+        raise BadInput("--label needs --dir")
+    if not (pypi or git or folder):
+        if repo:
+            pins = Pins(repos=(pins.repo(repo),))
+        return plan.pinned(pins, cache, max_bytes, _notice, releases)
+    out: list[Iterable[Planned]] = []
+    for spec in pypi or []:
+        out.append(plan.pypi_spec_planned(spec, pins, repo, releases, max_bytes))
+    if folder:
+        out.append([plan.dir_planned(folder, label, pins, repo, max_bytes)])
+    if git:
+        repo_pin = plan.git_repo_pin(git, pins, repo)
+        out.append(plan.git_planned(repo_pin, git, ref or ["HEAD"], cache, max_bytes))
+    return itertools.chain.from_iterable(out)

@@ -1,0 +1,163 @@
+"""The `errkb` command line: ingest, serve, mcp, watch, status, docs, match, show, export-site and
+db upgrade."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+from typer.exceptions import TyperException
+
+from errkb.core.db import display_url, engine_from_settings, prepare_schema, upgrade
+from errkb.core.errors import ErrkbError
+from errkb.core.settings import Settings
+from errkb.service.cli import failures
+from errkb.service.cli.docs import docs
+from errkb.service.cli.explain import explain
+from errkb.service.cli.export import export_site
+from errkb.service.cli.ingest import ingest
+from errkb.service.cli.match import match
+from errkb.service.cli.serve_docs import start_doc_builder, stop_doc_builder
+from errkb.service.cli.show import show
+from errkb.service.cli.status import status
+from errkb.service.cli.watch import watch
+
+# Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="errkb: error knowledge base",
+)
+db_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Database schema commands")
+app.add_typer(db_app, name="db")
+app.command()(ingest)
+app.command()(show)
+app.command()(match)
+app.command()(explain)
+app.command("export-site")(export_site)
+app.command()(watch)
+app.command()(status)
+app.command()(docs)
+_debug = False
+
+
+@app.callback()
+def options(
+    debug: bool = typer.Option(False, "--debug", help="print the full traceback of a failure"),
+) -> None:
+    """errkb: error knowledge base"""
+    global _debug
+    _debug = debug
+
+
+def main() -> None:
+    """The console script: the app, with every failure as one line on stderr and its exit code."""
+    failures.install_signal_handlers()
+    try:
+        code = app(standalone_mode=False)
+    except TyperException as exc:  # bad usage: Typer's own message and code
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        code = exc.exit_code
+    except (Exception, KeyboardInterrupt, failures.Terminated) as exc:
+        code = failures.report(exc, debug=_debug, database_url=_database_url())
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _database_url() -> str:
+    """The configured database URL without its password, or "" if settings cannot be read."""
+    try:
+        return display_url(Settings().resolved_database_url)
+    except Exception:  # the settings themselves may be what failed
+        return ""
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every migration to the configured database."""
+    engine = engine_from_settings(Settings(), create_folders=True)  # asked to make it: may create
+    upgrade(engine)
+    engine.dispose()
+    typer.echo("database at head")
+
+
+@app.command()
+def serve(
+    host: str | None = None,
+    port: int | None = None,
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="server processes (default ERRKB_SERVE_WORKERS, 1)"
+    ),
+) -> None:
+    """Serve the API and pages with uvicorn, in one process or several."""
+    import uvicorn
+
+    from errkb.service.server import server_options
+
+    # The address is a setting too (the links of MCP answers and /mcp's Host check read it), and
+    # each server process reads its settings from the environment.
+    if host:
+        os.environ["ERRKB_HOST"] = host
+    if port:
+        os.environ["ERRKB_PORT"] = str(port)
+    settings = Settings()
+    _schema_ready(settings)
+    options: dict[str, object] = {
+        "host": host or settings.host,
+        "port": port or settings.port,
+        "access_log": settings.access_log,
+        **server_options(settings),
+    }
+    processes = workers or settings.serve_workers
+    builder = start_doc_builder(settings, Console(stderr=True, soft_wrap=True))
+    try:
+        if processes > 1:
+            # Each process builds its own app from the environment's settings, on its own socket.
+            from errkb.service.processes import serve_processes
+
+            serve_processes(
+                SERVICE_FACTORY,
+                str(options.pop("host")),
+                int(str(options.pop("port"))),
+                processes,
+                options,
+            )
+            return
+        from errkb.service.app import create_app
+
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+    finally:
+        stop_doc_builder(builder)
+
+
+SERVICE_FACTORY = "errkb.service.app:create_app"
+
+
+@app.command()
+def mcp() -> None:
+    """Serve the MCP tools over stdio, for a desktop agent that starts errkb itself."""
+    from errkb.service.mcp.stdio import run_stdio
+
+    run_stdio(Settings())
+
+
+def _schema_ready(settings: Settings) -> None:
+    """Migrate (or check the schema) once before any worker starts; one line on failure."""
+    engine = engine_from_settings(settings)
+    try:
+        prepare_schema(engine, settings)
+    except ErrkbError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(3) from None
+    finally:
+        engine.dispose()
+
+
+if (
+    __name__ == "__main__"
+):  # `python -m errkb.service.cli.main`: how `errkb serve` starts `errkb docs`
+    main()

@@ -1,0 +1,79 @@
+"""`errkb match [FILE|-]`: the errors a log or traceback shows, from the terminal.
+
+Runs the same matcher as `POST /api/match` on an index built from the configured database, and
+prints a table (or, with `--json`, the API's response body). Exits 1 when nothing matched, like
+grep, so scripts can test for a known error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from errkb.core.db import engine_from_settings, upgrade
+from errkb.core.settings import Settings
+
+
+def match(
+    file: str = typer.Argument("-", metavar="[FILE|-]", help="text to match; - reads stdin"),
+    as_json: bool = typer.Option(False, "--json", help="print the API's JSON response"),
+    limit: int = typer.Option(10, min=1, max=50, help="most matches to show"),
+) -> None:
+    """Show which known errors a pasted log or traceback contains."""
+    from errkb.service.read.matches import MatchResponse, match_index, matches_in
+
+    raw = sys.stdin.buffer.read() if file == "-" else _read(Path(file))
+    text = raw.decode("utf-8", errors="replace")
+    settings = Settings()
+    engine = engine_from_settings(settings)
+    upgrade(engine)
+    try:
+        index = match_index(engine)
+    finally:
+        engine.dispose()
+    found = matches_in(index, text, limit=limit, public_url=settings.public_url)
+    response = MatchResponse(matches=found)
+    if as_json:
+        typer.echo(response.model_dump_json(indent=2))
+    else:
+        _print_table(response, text)
+    if not found:
+        raise typer.Exit(1)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _print_table(response: object, text: str) -> None:
+    from errkb.service.read.matches import MatchResponse
+
+    assert isinstance(response, MatchResponse)
+    console = Console()
+    if not response.matches:
+        console.print("no known error found")
+        return
+    table = Table(show_lines=True)
+    for name in ("score", "error", "matched text", "values", "site", "snapshots"):
+        table.add_column(name, overflow="fold")
+    for m in response.matches:
+        shown = " ".join(text[m.span.start : m.span.end].split())
+        site = f"{m.site.path}:{m.site.line}\n{m.site.function}" if m.site else ""
+        table.add_row(
+            Text(f"{m.score:.2f}", style="green" if m.score >= 0.8 else "yellow"),
+            Text(f"{m.id}\n{m.title}"),
+            Text(shown[:300]),
+            Text("\n".join(f"{k} = {v}" for k, v in m.params.items())),
+            Text(site),
+            Text(", ".join(m.snapshots)),
+        )
+    console.print(table)

@@ -1,0 +1,199 @@
+"""The structured answers of the MCP tools: small models cut from the read side's results.
+
+An agent pays for every token, so each answer keeps only what decides the next step: which error
+it is, why it happens, who is meant to fix it and how, and where the full page is. The fields
+keep the names and values of `GET /api/errors/{id}`, so a program can use either.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from errkb.service.entries.schemas import Entry
+from errkb.service.match.schemas import MatchOut
+from errkb.service.search.schemas import SearchResults
+
+
+class SolutionItem(BaseModel):
+    """One way out, as the entry lists it."""
+
+    kind: str
+    text: str
+    command: str | None = None
+
+
+class ExampleFix(BaseModel):
+    """A command line (or request) that reaches the error, and one that does not."""
+
+    before: str
+    after: str
+    note: str | None = None
+
+
+class RelatedItem(BaseModel):
+    """An error raised near this one, and why it is related."""
+
+    id: str
+    title: str
+    reason: str
+
+
+class Versions(BaseModel):
+    """The ingested versions that raise the error, and the first one that no longer does."""
+
+    present_in: list[str]
+    first_seen: str
+    last_seen: str
+    gone_in: str | None = None
+    summary: str
+
+
+class Source(BaseModel):
+    """Where the shown version raises it, with a link pinned to that version."""
+
+    snapshot: str
+    path: str
+    line: int
+    function: str
+    url: str | None = None
+
+
+class ErrorDetails(BaseModel):
+    """One error's entry, compact: what `get_error` returns."""
+
+    id: str
+    exception: str
+    message: str
+    repo: str
+    what_it_means: str
+    trigger: str
+    common_situations: list[str]
+    who_hits_it: str | None = None
+    solutions: list[SolutionItem]
+    example_fix: ExampleFix | None = None
+    related: list[RelatedItem]
+    versions: Versions
+    source: Source | None = None
+    page_url: str
+    json_url: str
+
+
+class MatchItem(BaseModel):
+    """One error a pasted text shows."""
+
+    id: str
+    exception: str
+    message: str = Field(description="the message template, cut to 240 characters")
+    score: float = Field(description="0-1; >= 0.8: the message is shown; < 0.5: a weak guess")
+    versions: list[str] = Field(
+        description="ingested versions consistent with the text (the newest 10 of them)"
+    )
+    raised_in: str = Field(description="the versions that raise it, in one sentence")
+    who_hits_it: str | None = None
+    first_solution: str
+    page_url: str
+
+
+class MatchAnswer(BaseModel):
+    """What `match_error` returns: the errors found, best first (empty: none is known)."""
+
+    matches: list[MatchItem]
+    note: str | None = None
+
+
+class SearchItem(BaseModel):
+    """One search hit."""
+
+    id: str
+    exception: str
+    message: str = Field(description="the message template, cut to 300 characters")
+    versions: list[str]
+    where: str | None = None
+    page_url: str
+
+
+class SearchAnswer(BaseModel):
+    """What `search_errors` returns: the first hits, ranked as the HTTP search ranks them."""
+
+    total: int
+    items: list[SearchItem]
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def absolute(base: str, url: str) -> str:
+    """A root-relative URL made absolute under `base` (an absolute one is kept)."""
+    return url if "://" in url else base.rstrip("/") + url
+
+
+def error_details(entry: Entry, base: str) -> ErrorDetails:
+    """The compact entry an agent reads."""
+    x = entry.explanation
+    occ = entry.occurrences[0] if entry.occurrences else None
+    tl = entry.timeline
+    fix = x.example_fix
+    return ErrorDetails(
+        id=entry.id,
+        exception=entry.exception,
+        message=entry.message,
+        repo=entry.repo.name,
+        what_it_means=x.what_it_means.text,
+        trigger=x.trigger.text,
+        common_situations=x.common_situations.items,
+        who_hits_it=x.who_hits_it.text if x.who_hits_it else None,
+        solutions=[SolutionItem(kind=s.kind, text=s.text, command=s.command) for s in x.solutions],
+        example_fix=ExampleFix(before=fix.before, after=fix.after, note=fix.note) if fix else None,
+        related=[RelatedItem(id=r.id, title=r.title, reason=r.reason) for r in entry.related],
+        versions=Versions(
+            present_in=tl.present_in,
+            first_seen=tl.first_seen,
+            last_seen=tl.last_seen,
+            gone_in=tl.gone_in,
+            summary=tl.summary,
+        ),
+        source=Source(
+            snapshot=occ.snapshot, path=occ.path, line=occ.line, function=occ.function, url=occ.url
+        )
+        if occ
+        else None,
+        page_url=absolute(base, entry.page_url),
+        json_url=absolute(base, entry.json_url),
+    )
+
+
+def match_item(m: MatchOut, entry: Entry, base: str) -> MatchItem:
+    """One match with what the entry says about who hits it and the first way out."""
+    x = entry.explanation
+    first = x.solutions[0]
+    return MatchItem(
+        id=m.id,
+        exception=entry.exception,
+        message=cut(entry.message, 240),
+        score=round(m.score, 3),
+        versions=m.snapshots[-10:],
+        raised_in=entry.timeline.summary.split(";")[0],
+        who_hits_it=cut(x.who_hits_it.text, 160) if x.who_hits_it else None,
+        first_solution=cut(first.text + (f" ({first.command})" if first.command else ""), 240),
+        page_url=absolute(base, entry.page_url),
+    )
+
+
+def search_answer(results: SearchResults, base: str) -> SearchAnswer:
+    """The hits of one search page."""
+    return SearchAnswer(
+        total=results.total,
+        items=[
+            SearchItem(
+                id=h.id,
+                exception=h.exception,
+                message=cut(h.message, 300),
+                versions=h.snapshots,
+                where=h.where,
+                page_url=absolute(base, h.url),
+            )
+            for h in results.items
+        ],
+    )

@@ -1,0 +1,107 @@
+"""The MCP answers as compact Markdown, the form a model reads best.
+
+Each answer has a budget (about 2 KB for the matches, 8 KB for an entry): long fields are cut,
+lists are capped, and every answer ends with the link to the full page, where nothing is cut.
+"""
+
+from __future__ import annotations
+
+from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer, cut
+
+ENTRY_BUDGET = 8000
+MATCH_BUDGET = 2000
+
+
+def _fence(text: str) -> str:
+    """A code block that a backtick run inside `text` cannot close."""
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def _solutions(d: ErrorDetails) -> list[str]:
+    lines = ["## Solutions, in the order to try them"]
+    for i, s in enumerate(d.solutions[:6], 1):
+        command = f" Command: `{s.command}`." if s.command else ""
+        lines.append(f"{i}. {cut(s.text, 400)}{command}")
+    if d.example_fix:
+        fix = d.example_fix
+        lines += ["", "Example fix, before:", _fence(cut(fix.before, 600))]
+        lines += ["after:", _fence(cut(fix.after, 600))]
+        if fix.note:
+            lines.append(cut(fix.note, 500))
+    return lines
+
+
+def error_markdown(d: ErrorDetails) -> str:
+    """The entry of one error in at most `ENTRY_BUDGET` characters."""
+    head = [
+        f"# {d.exception}: {cut(d.message, 600)}",
+        f"Error `{d.id}` of {d.repo}. {d.versions.summary}",
+        "",
+        "## What it means",
+        cut(d.what_it_means, 1200),
+        "",
+        "## When it is raised",
+        cut(d.trigger, 800),
+    ]
+    head += [f"- {cut(s, 200)}" for s in d.common_situations[:4]]
+    if d.who_hits_it:
+        head += ["", "## Who hits it", cut(d.who_hits_it, 400)]
+    tail = ["", "## Versions", f"Raised in: {', '.join(d.versions.present_in[-20:])}"]
+    if len(d.versions.present_in) > 20:
+        tail[-1] += f" (the newest 20 of {len(d.versions.present_in)})"
+    if d.source:
+        src = d.source
+        tail += ["", "## Source", f"`{src.path}:{src.line}` in `{src.function}` ({src.snapshot})"]
+        if src.url:
+            tail.append(src.url)
+    if d.related:
+        tail += ["", "## Related errors"]
+        tail += [f"- `{r.id}` {cut(r.title, 120)} ({r.reason})" for r in d.related[:5]]
+    tail += ["", f"Full page: {d.page_url}", f"JSON: {d.json_url}"]
+    body = "\n".join([*head, "", *_solutions(d), *tail])
+    if len(body) > ENTRY_BUDGET:  # only with extreme fields: keep the end, the links
+        keep = "\n".join(tail)
+        body = body[: ENTRY_BUDGET - len(keep) - 3].rstrip() + "…\n" + keep
+    return body
+
+
+def match_markdown(answer: MatchAnswer) -> str:
+    """The matches in at most `MATCH_BUDGET` characters, each with the way to its entry."""
+    if not answer.matches:
+        found = "No known error matches this text. "
+        hint = "If it comes from sglang, try search_errors with words from its message."
+        return found + hint + (f" {answer.note}" if answer.note else "")
+    lines = [f"{len(answer.matches)} known error(s) match, best first:"]
+    for m in answer.matches:
+        item = [
+            "",
+            f"## `{m.id}` {m.exception} (score {m.score:.2f})",
+            cut(m.message, 240),
+            f"{m.raised_in}.",
+        ]
+        if m.who_hits_it:
+            item.append(f"Who hits it: {cut(m.who_hits_it, 160)}")
+        item += [f"First thing to try: {cut(m.first_solution, 240)}", f"Page: {m.page_url}"]
+        if len("\n".join(lines + item)) > MATCH_BUDGET - 120:
+            lines.append("\n(more matches left out: ask for fewer or read the pages)")
+            break
+        lines += item
+    lines.append("\nCall get_error with an id for the full entry.")
+    if answer.note:
+        lines.append(answer.note)
+    return "\n".join(lines)
+
+
+def search_markdown(answer: SearchAnswer) -> str:
+    """The hits of a search, one line each."""
+    if not answer.items:
+        return "No error matches this search: try fewer or other words, or no filter."
+    lines = [f"{answer.total} error(s) found; the first {len(answer.items)}:"]
+    for h in answer.items:
+        newest = h.versions[-1] if h.versions else "?"
+        lines.append(f"- `{h.id}` {h.exception}: {cut(h.message, 200)} (newest: {newest})")
+    lines.append("Call get_error with an id for the full entry.")
+    return "\n".join(lines)

@@ -1,0 +1,104 @@
+"""Explanations per kind of error, from real code shapes extracted by the real extractor."""
+
+from __future__ import annotations
+
+import textwrap
+
+from errkb.core.records import ExtractConfig, Site
+from errkb.ingest.extract import extract_file
+from errkb.knowledge import explain_error
+from errkb.knowledge.kinds import kind_note
+
+EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
+
+
+def _site(source: str, exception: str) -> Site:
+    result = extract_file(textwrap.dedent(source).encode(), "pkg/mod.py", EVERY)
+    return next(s for s in result.sites if s.exception == exception)
+
+
+def test_not_implemented_names_the_cases_written_before_it() -> None:
+    site = _site(
+        """
+        def attention(backend):
+            if backend == "triton":
+                return 1
+            elif backend in ("fa3", "flashinfer"):
+                return 2
+            else:
+                raise NotImplementedError(f"backend {backend}")
+        """,
+        "NotImplementedError",
+    )
+    note = kind_note(site)
+    assert note is not None and note.text.startswith("This combination is not implemented yet")
+    assert "handle 'triton', 'fa3' and 'flashinfer'." in note.text
+
+
+def test_a_bare_not_implemented_method_is_a_placeholder_of_its_class() -> None:
+    site = _site(
+        "class Base:\n    def extend(self, x):\n        raise NotImplementedError\n",
+        "NotImplementedError",
+    )
+    note = kind_note(site)
+    assert note is not None and "extend of Base is a placeholder" in note.text
+
+
+def test_an_assert_is_an_internal_check_and_leads_the_explanation() -> None:
+    site = _site("def f(x):\n    assert x.ndim == 2\n", "AssertionError")
+    ex = explain_error(site, [], None, project="demo")
+    assert ex.what_it_means.text.startswith("An internal check failed")
+    assert "has no message" in ex.what_it_means.text
+
+
+def test_import_error_names_the_package_or_the_pip_command() -> None:
+    site = _site(
+        """
+        def load():
+            try:
+                import flash_attn.ops
+            except ImportError as e:
+                raise ImportError("flash_attn is not installed") from e
+        """,
+        "ImportError",
+    )
+    ex = explain_error(site, [], None, project="demo")
+    assert "importing flash_attn.ops failed" in ex.what_it_means.text
+    assert ex.solutions[0].command == "pip install flash_attn"
+    pip = _site(
+        'def f():\n    raise ImportError("Please run pip install vllm==0.9.2 first")\n',
+        "ImportError",
+    )
+    note = kind_note(pip)
+    assert note is not None and note.fixes[0].command == "pip install vllm==0.9.2"
+
+
+def test_a_type_check_lists_the_accepted_types_and_other_type_errors_say_nothing() -> None:
+    site = _site(
+        """
+        def f(x):
+            if not isinstance(x, (int, float)):
+                raise TypeError(f"bad {type(x)}")
+        """,
+        "TypeError",
+    )
+    note = kind_note(site)
+    assert note is not None and "accepts int or float" in note.text
+    other = _site('def f(x):\n    raise TypeError("no")\n', "TypeError")
+    assert kind_note(other) is None
+
+
+def test_a_missing_key_in_load_weights_points_at_the_checkpoint() -> None:
+    site = _site(
+        """
+        class M:
+            def load_weights(self, weights):
+                params_dict = dict(self.named_parameters())
+                for name, w in weights:
+                    param = params_dict[name]
+        """,
+        "KeyError",
+    )
+    ex = explain_error(site, [], None, project="demo")
+    assert ex.what_it_means.text.startswith("The key printed after KeyError is not in params_dict")
+    assert ex.solutions[0].kind == "model" and "config.json" in ex.solutions[0].text

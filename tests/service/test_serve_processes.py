@@ -1,0 +1,101 @@
+"""`errkb serve --workers N`: the connections are spread over the processes (each has its own
+listening socket), a port already in use fails in one line, and SIGTERM stops them all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from errkb.service.cli import failures
+
+pytestmark = pytest.mark.slow  # real server processes (see `make test-fast`)
+
+ERRKB = str(Path(sys.executable).parent / "errkb")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(tmp_path: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "ERRKB_DATABASE_URL": f"sqlite:///{tmp_path / 'kb.sqlite3'}"}
+    with open(tmp_path / "stderr", "wb") as err:  # a file: a server's log never fills a pipe
+        return subprocess.Popen(
+            [ERRKB, "serve", "--port", str(port), "--workers", str(workers)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen[bytes]) -> None:
+    for _ in range(900):
+        assert proc.poll() is None, "the server exited"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    pytest.fail("the server did not answer")
+
+
+def _owners(port: int) -> set[int]:
+    """The processes holding the server side of established connections on `port`."""
+    out = subprocess.run(
+        ["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {int(pid) for pid in re.findall(r"pid=(\d+)", out)}
+
+
+def test_connections_are_spread_over_the_processes(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = _serve(tmp_path, port, 3)
+    clients = [httpx.Client(base_url=f"http://127.0.0.1:{port}") for _ in range(24)]
+    try:
+        _wait_healthy(port, proc)
+        time.sleep(2)  # every process listening (the health check needs only one)
+        assert all(c.get("/api/snapshots").status_code == 200 for c in clients)
+        owners = _owners(port)  # the 24 connections are still open (keep-alive)
+    finally:
+        for c in clients:
+            c.close()
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(60)
+    # With one shared socket, one process took nearly all of them; 24 connections hashed over
+    # three sockets all landing on one would happen once in ~10^11 runs.
+    assert len(owners) >= 2, owners
+    assert proc.pid not in owners  # the parent only holds the port
+    assert proc.returncode == 0
+
+
+def test_a_port_in_use_fails_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _serve(tmp_path, port, 2)
+        proc.wait(120)
+    err = (tmp_path / "stderr").read_text()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == failures.CONFIG, lines
+    assert lines[-1] == (
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use (choose another --port)"
+    )
+    assert not [line for line in lines if "Traceback" in line]
