@@ -5,7 +5,7 @@ them, the knowledge code's version, and the titles of the related errors it name
 of older builds have neither column: they count as changed, and the next build replaces them.
 
 Revision ID: 0012_entry_doc_inputs
-Revises: 0010_file_cache_key_check
+Revises: 0011_exception_classes
 Create Date: 2026-12-04 18:10:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0012_entry_doc_inputs"
-down_revision = "0010_file_cache_key_check"
+down_revision = "0011_exception_classes"
 branch_labels = None
 depends_on = None
 
