@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
+from sqlalchemy.exc import DBAPIError
 
 from errkb.core.errors import ErrkbError
 from errkb.ingest import store
@@ -75,7 +76,12 @@ def follow_round(
     done = Round()
     for pin in pins.repos:
         if pin.pypi_name:
-            _follow(pin, pin.pypi_name, job, downloads, max_bytes, progress or NoProgress(), done)
+            try:
+                _follow(
+                    pin, pin.pypi_name, job, downloads, max_bytes, progress or NoProgress(), done
+                )
+            except DBAPIError as exc:  # the database is down: nothing stored, tried next round
+                done.failures.append(f"the database cannot be used ({type(exc.orig).__name__})")
     done.seconds = time.perf_counter() - started
     return done
 

@@ -15,13 +15,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 
-from errkb.core.db import engine_from_settings, upgrade
+from errkb.core.db import Engine, engine_from_settings, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
-from errkb.ingest.follow import Round, follow_round
+from errkb.ingest.follow import Round, follow_round  # noqa: F401
 from errkb.ingest.pins import Pins, load_pins
 from errkb.ingest.pipeline import Job
 from errkb.ingest.sources.download import Downloads
@@ -76,8 +74,6 @@ def _round(settings: Settings, pins: Pins, engine: Engine, index: str) -> Round:
     try:
         with phases(err) as progress:
             done = follow_round(pins, job, downloads, settings.max_file_bytes, progress)
-    except DBAPIError as exc:  # the database is down: nothing was stored, try again later
-        done = Round(failures=[f"the database cannot be used ({type(exc.orig).__name__})"])
     finally:
         downloads.close()
     for summary in done.ingested:
