@@ -19,7 +19,7 @@ from rich.markup import escape
 from errkb.core.db import Engine, engine_from_settings, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
-from errkb.ingest.follow import Round, follow_round  # noqa: F401
+from errkb.ingest.follow import Round, follow_round
 from errkb.ingest.pins import Pins, load_pins
 from errkb.ingest.pipeline import Job
 from errkb.ingest.sources.download import Downloads
