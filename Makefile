@@ -3,9 +3,10 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test test-fast ingest serve lint bench bench-knowledge browser wheel-smoke
+.PHONY: install run test test-fast ingest serve lint bench bench-knowledge bench-fresh browser wheel-smoke
 
 $(BIN)/errkb: pyproject.toml
+	@echo "Installing errkb and its dependencies into $(VENV) (about half a minute)..."
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
@@ -13,8 +14,10 @@ $(BIN)/errkb: pyproject.toml
 
 install: $(BIN)/errkb
 
+# The first run serves as soon as the pins are ingested: the entry documents are built by the
+# server, in the background and on each first request (see errkb/cli/serve_docs.py).
 run: install
-	$(BIN)/errkb ingest
+	ERRKB_MATERIALIZE_ENTRIES=0 $(BIN)/errkb ingest
 	$(BIN)/errkb serve
 
 ingest: install
@@ -62,3 +65,7 @@ bench: install
 
 bench-knowledge: install
 	$(BIN)/python bench/knowledge.py
+
+# Incremental entry docs: the newest release added to a history of releases (see bench/fresh.py).
+bench-fresh: install
+	$(BIN)/python bench/fresh.py

@@ -88,6 +88,8 @@ def ingest_snapshot(
     """Ingest one snapshot; a snapshot already in the database is skipped untouched."""
     progress = progress or NoProgress()
     started = time.perf_counter()
+    # A release is downloaded here if its download has not finished yet.
+    progress.phase(f"{repo.name}: downloading or opening the next snapshot", None)
     info = source.snapshot()
     summary = SnapshotSummary(repo.name, info.label, info.kind, info.commit)
     if store.snapshot_exists(job.engine, repo.name, info.kind, info.commit):

@@ -7,7 +7,9 @@ round trip every `ERRKB_HEALTH_CHECK_SECONDS` in a thread of its own, and /healt
 its last result:
 200 when that round trip succeeded, 503 when it failed or when a round trip has waited
 `silence_limit` seconds for its answer (a database that hangs). The answer is thus about one
-check period old at most, and a flood of health checks costs the database nothing.
+check period old at most, and a flood of health checks costs the database nothing. The same
+thread reads the knowledge base's state (`kb_status.compact`) every `KB_STATE_SECONDS`, and
+/healthz carries it: snapshots, newest release, last ingest, entries and current docs.
 """
 
 from __future__ import annotations
@@ -26,19 +28,32 @@ from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
 from errkb.service.read.status import EMPTY_KB, ping
 from errkb.service.snapshots.routes import router as snapshots_router
+from errkb.service.status.state import compact, kb_status
 
 log = logging.getLogger("errkb.health")
+KB_STATE_SECONDS = 10.0
 
 router = APIRouter()
 router.include_router(snapshots_router)
 
 
+class Knowledge(BaseModel):
+    """The knowledge base in a few fields (`kb_status.compact`), refreshed every few seconds."""
+
+    snapshots: int
+    newest: dict[str, str | None]
+    last_ingest: str | None
+    entries: int
+    docs_current: int
+
+
 class Health(BaseModel):
-    """A healthy server's answer (the same bytes while the data stays, so HEAD and GET agree)."""
+    """A healthy server's answer (the same bytes between two refreshes, so HEAD and GET agree)."""
 
     status: Literal["ok"]
     empty: bool = Field(description="true while nothing has been ingested: every lookup is a 404")
     detail: str | None = Field(default=None, description="what an operator should know")
+    knowledge: Knowledge | None = None
 
 
 class DatabaseWatch:
@@ -116,9 +131,10 @@ async def healthz(request: Request) -> Health:
     problem = watch.problem()
     if problem is not None:
         raise Unavailable(problem)
+    knowledge = request.app.state.kb_health
     if request.app.state.kb_empty:
-        return Health(status="ok", empty=True, detail=EMPTY_KB)
-    return Health(status="ok", empty=False)
+        return Health(status="ok", empty=True, detail=EMPTY_KB, knowledge=knowledge)
+    return Health(status="ok", empty=False, knowledge=knowledge)
 
 
 def install_health(app: FastAPI) -> None:
@@ -128,10 +144,16 @@ def install_health(app: FastAPI) -> None:
     def start(app: FastAPI) -> None:
         settings: Settings = app.state.settings
         sessions = app.state.sessions
+        app.state.kb_health = None
+        refreshed = [float("-inf")]
 
         def check() -> None:
             with sessions() as session:
                 ping(session)
+                # The knowledge base's state costs a few counts: read every KB_STATE_SECONDS.
+                if time.monotonic() - refreshed[0] >= KB_STATE_SECONDS:
+                    app.state.kb_health = Knowledge(**compact(kb_status(session)))
+                    refreshed[0] = time.monotonic()
             # Read here, off the event loop, like the round trip; /healthz and 404s use it.
             app.state.kb_empty = app.state.versions.empty()
 

@@ -1,8 +1,10 @@
-"""A package index on loopback for tests: PyPI's JSON API and its files, from archives built here.
+"""A package index on loopback for tests: its simple API and JSON API, and files built here.
 
-It serves `/pypi/<name>/json` (every release, with file URLs relative to the page, as some
-mirrors give them), `/pypi/<name>/<version>/json` (absolute URLs, as PyPI gives them) and
-`/files/<filename>`, and records every path asked so a test can tell what was downloaded.
+It serves the simple API `/simple/<name>/` (PEP 691 JSON, or PEP 503 HTML when `html` is set),
+`/pypi/<name>/json` (every release, with file URLs relative to the page, as some mirrors give
+them), `/pypi/<name>/<version>/json` (absolute URLs, as PyPI gives them) and `/files/<filename>`,
+and records every path asked so a test can tell what was downloaded. `failing` and `delay` make
+it answer an error status or too slowly.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import io
 import json
 import tarfile
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +31,14 @@ class LocalIndex:
     asked: list[str] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)  # announced sizes that differ from true
     url: str = ""  # the JSON API's base, e.g. http://127.0.0.1:PORT/pypi
+    failing: int = 0  # answer every request with this HTTP status instead (e.g. 500)
+    delay: float = 0.0  # seconds to wait before answering (an index that times out)
+    html: bool = False  # the simple API answers in PEP 503 HTML only
+
+    @property
+    def simple_url(self) -> str:
+        """The simple API's base (PEP 691 JSON), e.g. http://127.0.0.1:PORT/simple."""
+        return self.url.removesuffix("/pypi") + "/simple"
 
     def add(self, name: str, version: str, filename: str, data: bytes, sha256: str = "") -> None:
         """Publish a file; `sha256` overrides the true hash (to announce a wrong one)."""
@@ -54,7 +65,23 @@ class LocalIndex:
     def answer(self, path: str) -> tuple[int, str, bytes]:
         """Status, content type and body for a request path."""
         self.asked.append(path)
+        if self.failing:
+            return self.failing, "text/plain", b"the index is unwell"
         parts = [p for p in path.split("/") if p]
+        if parts[:1] == ["simple"] and len(parts) == 2 and parts[1] in self.releases:
+            files = [
+                {"filename": f, "url": f"../../files/{f}", "hashes": {"sha256": sha}}
+                for version in self.releases[parts[1]].values()
+                for f, _, sha in version
+            ]
+            if self.html:
+                links = "".join(
+                    f'<a href="{f["url"]}#sha256={f["hashes"]["sha256"]}">{f["filename"]}</a>'
+                    for f in files
+                )
+                return 200, "text/html", f"<html><body>{links}</body></html>".encode()
+            body = {"meta": {"api-version": "1.1"}, "name": parts[1], "files": files}
+            return 200, "application/vnd.pypi.simple.v1+json", json.dumps(body).encode()
         if parts[:1] == ["files"] and len(parts) == 2:
             for versions in self.releases.values():
                 for files in versions.values():
@@ -81,6 +108,8 @@ def serving(index: LocalIndex) -> Iterator[LocalIndex]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
+            if index.delay:
+                time.sleep(index.delay)
             status, kind, body = index.answer(self.path)
             self.send_response(status)
             self.send_header("Content-Type", kind)

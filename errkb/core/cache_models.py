@@ -81,6 +81,10 @@ class EntryDoc(Base):
     content_key: Mapped[str] = mapped_column(String(64))
     variant: Mapped[str] = mapped_column(String(64))
     body: Mapped[bytes] = mapped_column(LargeBinary)
+    # The hash of what the doc was built from (see `service/docstore/inputs.py`) and the ids
+    # of the related errors it names, comma-separated: a build skips a doc whose inputs held.
+    inputs: Mapped[str | None] = mapped_column(String(64))
+    related: Mapped[str | None] = mapped_column(Text)
 
 
 class AiExplanation(Base):

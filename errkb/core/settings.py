@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The default pins (sglang), installed with the package.
@@ -21,6 +21,17 @@ class Settings(BaseSettings):
     pins_file: Path | None = None  # unset: ./pins.toml if present, else the packaged default
     cache_dir: Path = Path("data/cache")
     index_url: str = "https://pypi.org/pypi"  # a package index's JSON API (PyPI's by default)
+    # The simple API (PEP 691) `errkb watch` follows: ERRKB_SIMPLE_INDEX_URL, else pip's own
+    # PIP_INDEX_URL, else what `pip config` names, else PyPI's (see ingest/sources/simple.py).
+    simple_index_url: str = Field(
+        default="",
+        validation_alias=AliasChoices(
+            "simple_index_url", "ERRKB_SIMPLE_INDEX_URL", "PIP_INDEX_URL"
+        ),
+    )
+    index_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="how long the package index has to answer a request"
+    )
     workers: int = Field(default=0, description="parse processes; 0 = all cores")
     workers_nice: int = Field(
         default=10,
@@ -66,6 +77,8 @@ class Settings(BaseSettings):
     )
     # Entries built in bulk after each `errkb ingest`, so a first read is one row, not a build.
     materialize_entries: bool = True
+    # `errkb serve` builds missing entry docs in a background process (see cli/serve_docs.py).
+    serve_builds_docs: bool = True
     access_log: bool = Field(default=True, description="log one line per request (uvicorn's)")
     llm_url: str = ""
     llm_model: str = ""

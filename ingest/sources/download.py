@@ -34,6 +34,7 @@ from errkb.ingest.sources.index import (
     project_releases,
     release_files,
 )
+from errkb.ingest.sources.simple import simple_releases
 
 _CHUNK = 1 << 20
 
@@ -128,10 +129,19 @@ def _fetched(http: httpx.Client, chosen: IndexFile, target: Path, what: str) -> 
 class Downloads:
     """Releases fetched on a small thread pool, in the order asked, ahead of their use."""
 
-    def __init__(self, cache_dir: Path, index_url: str = PYPI_JSON, threads: int = 2) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        index_url: str = PYPI_JSON,
+        threads: int = 2,
+        *,
+        simple_url: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
         self.cache_dir = cache_dir
         self.index_url = index_url
-        self.http = client()
+        self.simple_url = simple_url  # list releases through this simple API (`errkb watch`)
+        self.http = client(timeout)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="download")
         self._lock = threading.Lock()
         self._listing_lock = threading.Lock()
@@ -145,7 +155,10 @@ class Downloads:
         with self._listing_lock:  # held while asking: the threads share one answer
             known = self._listings.get(name)
             if known is None:
-                known = project_releases(self.http, self.index_url, name)
+                if self.simple_url is not None:
+                    known = simple_releases(self.http, self.simple_url, name)
+                else:
+                    known = project_releases(self.http, self.index_url, name)
                 self._listings[name] = known
             return known
 

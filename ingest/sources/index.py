@@ -35,9 +35,10 @@ class IndexFile:
     size: int | None
 
 
-def client() -> httpx.Client:
+def client(timeout: float | None = None) -> httpx.Client:
     """An HTTP client for the index and its files (redirects followed, bounded timeouts)."""
-    return httpx.Client(timeout=_TIMEOUT, follow_redirects=True, headers={"User-Agent": "errkb"})
+    limit = _TIMEOUT if timeout is None else httpx.Timeout(timeout)
+    return httpx.Client(timeout=limit, follow_redirects=True, headers={"User-Agent": "errkb"})
 
 
 def _json(http: httpx.Client, url: str, what: str) -> tuple[dict[str, Any], httpx.URL]:

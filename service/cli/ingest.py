@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.exc import OperationalError
 
 from errkb.core.db import Engine, engine_from_settings, upgrade
@@ -26,6 +25,7 @@ from errkb.ingest.plan import Planned, Releases
 from errkb.ingest.sources.download import Downloads
 from errkb.service.cli.failures import exit_code
 from errkb.service.cli.ingest_summary import DownloadTotals, summary, summary_json
+from errkb.service.cli.progress_view import phases
 
 if TYPE_CHECKING:
     from errkb.ingest.pipeline import SnapshotSummary
@@ -41,22 +41,6 @@ def _error(message: str) -> None:
 def _notice(message: str) -> None:
     """Something skipped that the user should know about."""
     err.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
-
-
-class RichProgress:
-    """The pipeline's progress shown as one Rich task per phase."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.task = progress.add_task("starting", total=None)
-
-    def phase(self, description: str, total: int | None) -> None:
-        """Restart the bar for a new phase."""
-        self.progress.reset(self.task, description=description, total=total, completed=0)
-
-    def advance(self, steps: int = 1) -> None:
-        """Advance the bar."""
-        self.progress.advance(self.task, steps)
 
 
 def ingest(
@@ -143,15 +127,7 @@ def _ingest_each(
     from errkb.ingest.pipeline import Job, ingest_snapshot
 
     job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        progress = RichProgress(bar)
+    with phases(err) as progress:
         for repo_pin, make_source in _guarded(planned, failures):
             try:
                 source = make_source()

@@ -1,4 +1,5 @@
-"""The `errkb` command line: ingest, serve, mcp, match, show, export-site and db upgrade."""
+"""The `errkb` command line: ingest, serve, mcp, watch, status, docs, match, show, export-site and
+db upgrade."""
 
 from __future__ import annotations
 
@@ -6,17 +7,22 @@ import os
 import sys
 
 import typer
+from rich.console import Console
 from typer.exceptions import TyperException
 
 from errkb.core.db import display_url, engine_from_settings, prepare_schema, upgrade
 from errkb.core.errors import ErrkbError
 from errkb.core.settings import Settings
 from errkb.service.cli import failures
+from errkb.service.cli.docs import docs
 from errkb.service.cli.explain import explain
 from errkb.service.cli.export import export_site
 from errkb.service.cli.ingest import ingest
 from errkb.service.cli.match import match
+from errkb.service.cli.serve_docs import start_doc_builder, stop_doc_builder
 from errkb.service.cli.show import show
+from errkb.service.cli.status import status
+from errkb.service.cli.watch import watch
 
 # Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
 app = typer.Typer(
@@ -32,6 +38,9 @@ app.command()(show)
 app.command()(match)
 app.command()(explain)
 app.command("export-site")(export_site)
+app.command()(watch)
+app.command()(status)
+app.command()(docs)
 _debug = False
 
 
@@ -104,21 +113,25 @@ def serve(
         **server_options(settings),
     }
     processes = workers or settings.serve_workers
-    if processes > 1:
-        # Each process builds its own app from the environment's settings, on its own socket.
-        from errkb.service.processes import serve_processes
+    builder = start_doc_builder(settings, Console(stderr=True, soft_wrap=True))
+    try:
+        if processes > 1:
+            # Each process builds its own app from the environment's settings, on its own socket.
+            from errkb.service.processes import serve_processes
 
-        serve_processes(
-            SERVICE_FACTORY,
-            str(options.pop("host")),
-            int(str(options.pop("port"))),
-            processes,
-            options,
-        )
-        return
-    from errkb.service.app import create_app
+            serve_processes(
+                SERVICE_FACTORY,
+                str(options.pop("host")),
+                int(str(options.pop("port"))),
+                processes,
+                options,
+            )
+            return
+        from errkb.service.app import create_app
 
-    uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+    finally:
+        stop_doc_builder(builder)
 
 
 SERVICE_FACTORY = "errkb.service.app:create_app"
@@ -142,3 +155,9 @@ def _schema_ready(settings: Settings) -> None:
         raise typer.Exit(3) from None
     finally:
         engine.dispose()
+
+
+if (
+    __name__ == "__main__"
+):  # `python -m errkb.service.cli.main`: how `errkb serve` starts `errkb docs`
+    main()

@@ -1,30 +1,22 @@
-"""After `errkb ingest`: build every entry once, so a server's first read of each is one row."""
+"""After `errkb ingest`: build the entry docs whose inputs changed, so a first read is one row."""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from errkb.core.settings import Settings
+from errkb.service.cli.progress_view import counting
 from errkb.service.entries.docs import Materialized, materialize_entries
 
 
-def materialize_with_progress(settings: Settings, console: Console) -> Materialized:
+def materialize_with_progress(
+    settings: Settings, console: Console, *, force: bool = False
+) -> Materialized:
     """Build the entry docs under a progress bar, then say what it cost in one sentence."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("building entries (chunks)", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        done = materialize_entries(settings, processes=settings.workers, progress=advance)
+    with counting(console, "entry documents") as advance:
+        done = materialize_entries(
+            settings, processes=settings.workers, force=force, progress=advance
+        )
     console.print(sentence(done), soft_wrap=True, highlight=False)
     return done
 
@@ -38,6 +30,7 @@ def materialize_entries_quietly(settings: Settings) -> dict[str, object]:
         "stored_bytes": done.compressed_bytes,
         "json_bytes": done.json_bytes,
         "already_built": done.skipped,
+        "kept": done.kept,
         "batches_left_out": done.abandoned,
     }
 
@@ -45,10 +38,11 @@ def materialize_entries_quietly(settings: Settings) -> dict[str, object]:
 def sentence(done: Materialized) -> str:
     """What the materialization did, for a person."""
     if done.skipped:
-        return f"Entries already built for this knowledge base ({_entries(done.entries)})."
+        return f"Entry documents are current: none changed ({_entries(done.kept)} kept)."
     text = (
         f"Built {_entries(done.entries)} for fast reads in {done.seconds:.1f} s "
-        f"({done.compressed_bytes / 1e6:.1f} MB stored, {done.json_bytes / 1e6:.1f} MB of JSON)."
+        f"({done.compressed_bytes / 1e6:.1f} MB stored, {done.json_bytes / 1e6:.1f} MB of JSON); "
+        f"{_entries(done.kept)} unchanged."
     )
     if done.abandoned:
         text += (

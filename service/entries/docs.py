@@ -1,51 +1,59 @@
-"""Entry docs: every error's entry JSON built in bulk after an ingest, so a first read is a row.
+"""Entry docs: each error's entry JSON stored, so a first read is a row; rebuilt only when needed.
 
-An entry is derived by the read side (about ten queries and the knowledge derivation, 20-50 ms),
-and an ingest changes nearly every entry of its repo (the timeline moves with each release). So
-`errkb ingest` ends by building every entry once, in worker processes, and storing its JSON
-compressed in `entry_docs` with the content key it was built under. A server answers a
-first request for an entry from that row when the row's key is the current one, and otherwise
-builds the entry itself (`errkb.service.read.entries`, the read path): a doc is never served
-stale, and a missing one costs only a build.
+An entry is derived by the read side (about ten queries and the knowledge derivation, 20-50 ms).
+`errkb ingest` ends by building the docs whose inputs changed (`docstore.plan`: a new release
+touches the entries it raises, not the whole history), in worker processes, and storing each
+compressed in `entry_docs` with the content key it was built under and the hash of its inputs.
+The docs whose inputs held are made current under the new key at once. A server answers a first
+request for an entry from its row when the row's key is the current one, and otherwise builds
+the entry and stores it (`served_entry_json`): a doc is never served stale, and a missing one
+costs one build, once.
 
 A chunk is written only if the content key did not move while it was built (generations only
 grow, and each is committed with its data), so a doc never mixes two ingests.
 
 Entries of one knowledge base repeat each other (field names, sentences, paths, snapshot names),
-so the docs are packed with a zstd dictionary trained on the first docs of the build itself
-(`errkb.core.packed`), stored beside them. A complete build then deletes the docs of errors
-that have no entry any more and the dictionaries of earlier builds; a reader that meets a doc
-whose dictionary is gone treats it as missing.
+so the docs are packed with a zstd dictionary (`errkb.core.packed`), stored beside them. It is
+trained on the first docs of a full build (the first one, or `force`), and later builds pack
+with it; a full build then deletes the dictionaries of earlier ones (a reader that meets a doc
+whose dictionary is gone treats it as missing).
 """
 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
+import json
+import logging
 import os
+import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from errkb.core.db import engine_from_settings, session_factory
-from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary
-from errkb.core.errors import NotFound
-from errkb.core.lifeline import exit_with
-from errkb.core.packed import Packer, train
-from errkb.core.priority import lower_priority
+from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, unpack_stored
+from errkb.core.packed import Packer, Trained, register, train
 from errkb.core.settings import Settings
-from errkb.core.spawn import main_hidden
-from errkb.service.entries.build import build_entry
-from errkb.service.entries.queries import (
-    current_docs,
-    drop_docs_except,
-    entry_error_ids,
-    write_docs,
+from errkb.service.docstore import workers as doc_workers
+from errkb.service.docstore.inputs import doc_inputs, related_ids
+from errkb.service.docstore.plan import CHECKED, DocPlan, entry_own_inputs, plan_docs
+from errkb.service.docstore.queries import (
+    drop_docs_of,
+    error_titles,
+    newest_dictionary,
+    rekey_current,
+    set_meta,
+    try_write_doc,
+    write_built_docs,
 )
-from errkb.service.queries import DbSession, kb_key
+from errkb.service.docstore.workers import Built, built_chunks, chunks
+from errkb.service.entries.build import build_entry
+from errkb.service.entries.queries import doc_body
+from errkb.service.queries import DbSession, kb_key, session_kb_key
 
-CHUNK = 100  # entries per task: big enough to amortize a task, small enough to balance cores
+log = logging.getLogger("errkb.docs")
+LAST_BUILD = "entry_docs_build"  # meta: what the last build did, as JSON (for `errkb status`)
+
 TRAIN_ON = 1000  # docs the dictionary is trained on: more gained little
 PURPOSE = "entry_docs"  # the dictionaries' purpose in `pack_dictionaries`
 
@@ -63,9 +71,56 @@ def settings_variant(settings: Settings | None) -> str:
     return doc_variant(settings.public_url, settings.llm_model)
 
 
+def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str) -> bytes | None:
+    """The entry's JSON from its doc, if that was built under `key` and `variant`."""
+    body = doc_body(session, error_id, key, variant)
+    return unpack_stored(session, body) if body is not None else None
+
+
 def entry_json(session: DbSession, error_id: str, settings: Settings | None) -> bytes:
     """The entry's JSON as served (its default view), built now."""
     return build_entry(session, error_id, settings=settings).model_dump_json().encode()
+
+
+def served_entry_json(
+    session: DbSession, error_id: str, key: str, settings: Settings | None, *, store: bool = True
+) -> bytes:
+    """The default view's JSON: its doc when current, else built now and stored for next time."""
+    variant = settings_variant(settings)
+    stored = stored_entry_json(session, error_id, key, variant)
+    if stored is not None:
+        return stored
+    entry = build_entry(session, error_id, settings=settings)
+    raw = entry.model_dump_json().encode()
+    related = ",".join(r.id for r in entry.related)
+    if not store:
+        return raw
+    _store_doc(session, (error_id, raw, related), key, variant)
+    return raw
+
+
+_packers = threading.local()  # a Packer per thread and dictionary: they are not shareable
+
+
+def _store_doc(session: DbSession, built: Built, key: str, variant: str) -> None:
+    """Store one doc built on demand, unless an ingest committed while it was built."""
+    if session_kb_key(session) != key:
+        return
+    error_id, raw, related = built
+    ids = related_ids(related)
+    inputs = doc_inputs(
+        entry_own_inputs(session, error_id, variant), ids, error_titles(session, set(ids))
+    )
+    trained = _stored_dictionary(session)
+    dict_id = trained.id if trained is not None else 0
+    packers: dict[int, Packer] = getattr(_packers, "by_id", None) or {}
+    _packers.by_id = packers
+    if dict_id not in packers:
+        packers[dict_id] = Packer(trained)
+    body = packers[dict_id].pack(raw)
+    refused = try_write_doc(session, key, variant, (error_id, body, inputs, related))
+    if refused is not None:  # served all the same; the next build stores it
+        log.info("entry %s served but not stored: %s", error_id, refused)
 
 
 @dataclass(frozen=True)
@@ -78,99 +133,50 @@ class Materialized:
     seconds: float
     skipped: bool = False  # every doc was current already
     abandoned: int = 0  # chunks not written: an ingest committed while they were built
-
-
-_worker: tuple[Callable[[], DbSession], Settings] | None = None
-
-
-def _init_worker(settings: Settings, parent: int) -> None:
-    global _worker
-    exit_with(parent)
-    lower_priority(settings.workers_nice)  # batch work, like parsing: a server comes first
-    _worker = (session_factory(engine_from_settings(settings)), settings)
-
-
-def _build_chunk(ids: list[str], key: str) -> list[tuple[str, bytes]] | None:
-    """(id, JSON) per entry of `ids`, or None if the key moved meanwhile."""
-    assert _worker is not None
-    sessions, settings = _worker
-    out = []
-    with sessions() as session:
-        for error_id in ids:
-            try:
-                raw = entry_json(session, error_id, settings)
-            except NotFound:  # an error left without occurrences has no entry
-                continue
-            out.append((error_id, raw))
-            session.expunge_all()  # rows of one entry are no use to the next
-        if kb_key_of(session) != key:
-            return None
-    return out
-
-
-def kb_key_of(session: DbSession) -> str:
-    """The content key, read through a session's engine."""
-    return kb_key(session.get_bind().engine)  # type: ignore[union-attr]
-
-
-def _chunks(ids: list[str]) -> list[list[str]]:
-    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
-
-
-def _results(
-    settings: Settings, processes: int, key: str, chunks: list[list[str]]
-) -> Iterator[list[tuple[str, bytes]] | None]:
-    """Each chunk built, in worker processes when more than one is asked for."""
-    global _worker
-    if processes <= 1 or len(chunks) < 2:
-        engine = engine_from_settings(settings)
-        _worker = (session_factory(engine), settings)
-        try:
-            for chunk in chunks:
-                yield _build_chunk(chunk, key)
-        finally:
-            _worker = None
-            engine.dispose()
-        return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        processes, mp_context=context, initializer=_init_worker, initargs=(settings, os.getpid())
-    ) as pool:
-        with main_hidden():  # the processes start on these submits
-            results = pool.map(_build_chunk, chunks, [key] * len(chunks))
-        yield from results
+    kept: int = 0  # docs whose inputs held: made current without a build
+    dropped: int = 0  # docs of errors that lost their entry
 
 
 class _DocPacker:
-    """Packs the docs of one build: the first `TRAIN_ON` wait while a dictionary is trained on
-    them, then every doc is packed with it as it comes."""
+    """Packs the docs of one build with the stored dictionary; without one (a first or forced
+    build), the first `TRAIN_ON` docs wait while a dictionary is trained on them."""
 
-    def __init__(self, sessions: Callable[[], DbSession]) -> None:
+    def __init__(self, sessions: Callable[[], DbSession], trained: Trained | None) -> None:
         self._sessions = sessions
-        self._waiting: list[tuple[str, bytes]] = []
-        self.packer: Packer | None = None
+        self._waiting: list[Built] = []
+        self.packer: Packer | None = Packer(trained) if trained is not None else None
+        self.trained = False  # a dictionary was trained by this build
 
-    def add(self, rows: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    def add(self, rows: list[Built]) -> list[Built]:
         """The rows ready to be written, packed (none while the training sample fills)."""
         if self.packer is None:
             self._waiting += rows
             if len(self._waiting) < TRAIN_ON:
                 return []
             return self.flush()
-        return [(i, self.packer.pack(raw)) for i, raw in rows]
+        return [(i, self.packer.pack(raw), rel) for i, raw, rel in rows]
 
-    def flush(self) -> list[tuple[str, bytes]]:
+    def flush(self) -> list[Built]:
         """Train on what waits (if not done yet) and return it packed."""
         if self.packer is None:
-            trained = train([raw for _, raw in self._waiting])
+            trained = train([raw for _, raw, _ in self._waiting])
             if trained is not None:
                 with self._sessions() as session:
                     if not store_dictionary(session, PURPOSE, trained):
                         trained = None
                     session.commit()
             self.packer = Packer(trained)
+            self.trained = trained is not None
         rows, self._waiting = self._waiting, []
-        return [(i, self.packer.pack(raw)) for i, raw in rows]
+        return [(i, self.packer.pack(raw), rel) for i, raw, rel in rows]
+
+
+def _stored_dictionary(session: DbSession) -> Trained | None:
+    """The dictionary new docs are packed with, registered for reading, if one is stored."""
+    trained = newest_dictionary(session, PURPOSE)
+    if trained is not None:
+        register(trained.id, trained.data)
+    return trained
 
 
 def materialize_entries(
@@ -180,7 +186,8 @@ def materialize_entries(
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> Materialized:
-    """Build and store every entry's doc under the current content key (skipped when current)."""
+    """Build and store the docs whose inputs changed (all with `force`, retraining the
+    dictionary), and make the others current under the content key."""
     started = time.perf_counter()
     engine = engine_from_settings(settings)
     sessions = session_factory(engine)
@@ -188,39 +195,102 @@ def materialize_entries(
     try:
         key = kb_key(engine)
         with sessions() as session:
-            ids = entry_error_ids(session)
-            if not force and current_docs(session, key, variant) == len(ids):
-                return Materialized(len(ids), 0, 0, time.perf_counter() - started, skipped=True)
-        chunks = _chunks(ids)
-        packer = _DocPacker(sessions)
-        entries = packed = raw = abandoned = done = 0
-
-        def write(rows: list[tuple[str, bytes]]) -> None:
-            nonlocal entries, packed
-            if rows:
-                with sessions() as session:
-                    write_docs(session, key, variant, rows)
-                    session.commit()
-                entries += len(rows)
-                packed += sum(len(body) for _, body in rows)
-
-        for rows in _results(settings, processes or os.cpu_count() or 1, key, chunks):
-            done += 1
-            if rows is None:
-                abandoned += 1
-            else:
-                raw += sum(len(body) for _, body in rows)
-                write(packer.add(rows))
-            if progress is not None:
-                progress(done, len(chunks))
-        write(packer.flush())
-        if not abandoned and packer.packer is not None:
-            with sessions() as session:  # every entry has its doc of this build now
-                if kb_key_of(session) != key:  # a newer ingest's build owns what is stored
-                    return Materialized(entries, packed, raw, time.perf_counter() - started)
-                drop_docs_except(session, key, variant)
-                drop_dictionaries_except(session, PURPOSE, packer.packer.dict_id)
-                session.commit()
-        return Materialized(entries, packed, raw, time.perf_counter() - started, False, abandoned)
+            plan = plan_docs(session, variant, force=force)
+            rekey_current(session, plan.keep, key)  # served again at once
+            session.commit()
+            trained = None if force else _stored_dictionary(session)
+        if not plan.rebuild and not plan.drop:
+            done = Materialized(0, 0, 0, time.perf_counter() - started, True, kept=len(plan.keep))
+            _finish(sessions, key, plan, done, None)
+            return done
+        if progress is not None:
+            progress(0, len(plan.rebuild))
+        packer = _DocPacker(sessions, trained)
+        entries, packed, raw, abandoned = _build(
+            settings, processes, key, plan, sessions, packer, progress
+        )
+        done = Materialized(
+            entries,
+            packed,
+            raw,
+            time.perf_counter() - started,
+            abandoned=abandoned,
+            kept=len(plan.keep),
+            dropped=len(plan.drop),
+        )
+        # A full build trained a dictionary that every doc now uses: the older ones can go.
+        trained_for_all = packer.packer if not plan.keep and packer.trained else None
+        _finish(sessions, key, plan, done, trained_for_all.dict_id if trained_for_all else None)
+        return done
     finally:
         engine.dispose()
+
+
+def _build(
+    settings: Settings,
+    processes: int,
+    key: str,
+    plan: DocPlan,
+    sessions: Callable[[], DbSession],
+    packer: _DocPacker,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[int, int, int, int]:
+    """Build the plan's docs in chunks; (docs written, bytes stored, JSON bytes, chunks left)."""
+    entries = packed = raw = abandoned = done = 0
+
+    def write(rows: list[Built]) -> None:
+        nonlocal entries, packed
+        if rows:
+            with sessions() as session:
+                write_built_docs(session, key, settings_variant(settings), _with_inputs(rows, plan))
+                session.commit()
+            entries += len(rows)
+            packed += sum(len(body) for _, body, _ in rows)
+
+    for rows in built_chunks(settings, processes or os.cpu_count() or 1, key, chunks(plan.rebuild)):
+        if rows is None:
+            abandoned += 1
+        else:
+            raw += sum(len(body) for _, body, _ in rows)
+            done += len(rows)
+            write(packer.add(rows))
+        if progress is not None:
+            progress(done, len(plan.rebuild))
+    write(packer.flush())
+    return entries, packed, raw, abandoned
+
+
+def _with_inputs(rows: list[Built], plan: DocPlan) -> list[tuple[str, bytes, str, str]]:
+    """The rows with the inputs hash each doc was built from."""
+    out = []
+    for error_id, body, related in rows:
+        inputs = doc_inputs(plan.own[error_id], related_ids(related), plan.titles)
+        out.append((error_id, body, inputs, related))
+    return out
+
+
+def _finish(
+    sessions: Callable[[], DbSession],
+    key: str,
+    plan: DocPlan,
+    done: Materialized,
+    dictionary: int | None,
+) -> None:
+    """Record the build; when it is complete and current, drop what no doc needs any more."""
+    report = {
+        "rebuilt": done.entries,
+        "kept": done.kept,
+        "seconds": round(done.seconds, 3),
+        "key": key,
+        "complete": not done.abandoned,
+    }
+    with sessions() as session:
+        set_meta(session, LAST_BUILD, json.dumps(report))
+        if (
+            doc_workers.kb_key_of(session) == key and not done.abandoned
+        ):  # else a newer build owns it
+            drop_docs_of(session, plan.drop)
+            set_meta(session, CHECKED, str(plan.newest_snapshot))
+            if dictionary is not None:
+                drop_dictionaries_except(session, PURPOSE, dictionary)
+        session.commit()

@@ -77,7 +77,7 @@ def _flag_candidates(
     return [RelatedError(i, titles[i], reasons[i], reason_words(reasons[i])) for i in ranked]
 
 
-def _query_words(message: str) -> list[str]:
+def query_words(message: str) -> list[str]:
     """The message's most distinctive words (longest first) in the indexed form."""
     counts = Counter(t for t in terms(" ".join(sorted(words(message)))) if len(t) > 2)
     return sorted(counts, key=lambda w: (-len(w), w))[:MAX_QUERY_WORDS]
@@ -87,10 +87,10 @@ def _text_candidates(
     session: Session, error_id: str, repo_id: int, message: str
 ) -> list[RelatedError]:
     """Errors of the same repo whose messages share the most distinctive words."""
-    query_words = _query_words(message)
+    distinctive = query_words(message)
     # Any two of the distinctive words: as precise as a phrase search, and the index only
     # ranks documents sharing two words instead of every one sharing a common word.
-    pairs: list[tuple[str, ...]] = list(combinations(query_words, 2)) or [(w,) for w in query_words]
+    pairs: list[tuple[str, ...]] = list(combinations(distinctive, 2)) or [(w,) for w in distinctive]
     if not pairs:
         return []
     ids = [i for i in message_matches(session, pairs, MAX_TEXT_CANDIDATES + 1) if i != error_id]

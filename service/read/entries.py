@@ -16,7 +16,7 @@ from errkb.core.packed import dictionary_of, is_known, unpack
 from errkb.core.settings import Settings
 from errkb.service.entries.ai import enrich
 from errkb.service.entries.build import build_entry
-from errkb.service.entries.docs import settings_variant
+from errkb.service.entries.docs import served_entry_json, settings_variant
 from errkb.service.entries.queries import doc_body, doc_body_direct
 from errkb.service.entries.schemas import AiExplanationOut, Entry
 from errkb.service.queries import DbEngine, DbSession
@@ -55,19 +55,6 @@ def stored_json_now(
     return unpack(body)
 
 
-def _stored(
-    session: DbSession,
-    error_id: str,
-    key: str | None,
-    snapshot: str | None,
-    settings: Settings | None,
-) -> bytes | None:
-    # Only the default view (the newest snapshot first) is stored; a key of None asks for a build.
-    if snapshot is not None or key is None:
-        return None
-    return stored_entry_json(session, error_id, key, settings_variant(settings))
-
-
 def entry_json(
     session: DbSession,
     error_id: str,
@@ -79,9 +66,8 @@ def entry_json(
     """The entry's JSON as served: from its doc when current under `key`, else built now.
 
     `settings` None stands for relative URLs and any model's AI prose, as in the export."""
-    stored = _stored(session, error_id, key, snapshot, settings)
-    if stored is not None:
-        return stored
+    if snapshot is None and key is not None:  # the default view: its doc, stored if missing
+        return served_entry_json(session, error_id, key, settings)
     built = build_entry(session, error_id, snapshot=snapshot, settings=settings)
     return built.model_dump_json().encode()
 
@@ -95,10 +81,10 @@ def entry(
     settings: Settings | None = None,
 ) -> Entry:
     """The entry of one error; `snapshot` picks the occurrences shown in full (default newest)."""
-    stored = _stored(session, error_id, key, snapshot, settings)
-    parsed = stored_entry(stored) if stored is not None else None
-    if parsed is not None:
-        return parsed
+    if snapshot is None and key is not None:  # the default view: its doc, stored if missing
+        parsed = stored_entry(served_entry_json(session, error_id, key, settings))
+        if parsed is not None:  # None: a doc an older errkb built in another shape
+            return parsed
     return build_entry(session, error_id, snapshot=snapshot, settings=settings)
 
 

@@ -71,7 +71,7 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
         "ingest", "--dir", str(cli_env / "src"), "--label", "local-1", "--repo", "tests/cli"
     )
     assert again.exit_code == 0 and "already ingested" in again.output
-    assert "Entries already built for this knowledge base (1 entry)." in again.output
+    assert "Entry documents are current: none changed (1 entry kept)." in again.output
 
 
 def test_show_unknown_id_is_a_clear_error(cli_env: Path) -> None:
@@ -145,10 +145,11 @@ def test_the_entry_docs_sentence_groups_thousands() -> None:
     from errkb.service.cli.materialize import sentence
     from errkb.service.entries.docs import Materialized
 
-    built = sentence(Materialized(9573, 10_500_000, 120_800_000, 151.6))
+    built = sentence(Materialized(1234, 10_500_000, 120_800_000, 151.6, kept=9573))
     assert built == (
-        "Built 9,573 entries for fast reads in 151.6 s (10.5 MB stored, 120.8 MB of JSON)."
+        "Built 1,234 entries for fast reads in 151.6 s (10.5 MB stored, 120.8 MB of JSON); "
+        "9,573 entries unchanged."
     )
-    assert sentence(Materialized(9573, 0, 0, 0.1, skipped=True)) == (
-        "Entries already built for this knowledge base (9,573 entries)."
+    assert sentence(Materialized(0, 0, 0, 0.1, skipped=True, kept=9573)) == (
+        "Entry documents are current: none changed (9,573 entries kept)."
     )

@@ -24,9 +24,14 @@ def test_services_exist_and_are_wired() -> None:
     assert services["ingest"]["restart"] == "no"  # one-shot
     assert services["api"]["command"][:2] == ["errkb", "serve"]
     assert services["api"]["depends_on"]["ingest"]["condition"] == "service_completed_successfully"
+    assert services["watch"]["command"][:2] == ["errkb", "watch"]
+    assert services["watch"]["restart"] == "unless-stopped"  # follows the index for good
+    assert services["watch"]["depends_on"]["ingest"]["condition"] == (
+        "service_completed_successfully"
+    )
     commands = {c.name or c.callback.__name__ for c in app.registered_commands}
-    assert {"ingest", "serve"} <= commands
-    for name in ("api", "ingest"):
+    assert {"ingest", "serve", "watch", "status"} <= commands
+    for name in ("api", "ingest", "watch"):
         assert services[name]["build"] == "."
         assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
 
@@ -34,7 +39,7 @@ def test_services_exist_and_are_wired() -> None:
 def test_database_url_reaches_the_postgres_service() -> None:
     services = _compose()["services"]
     pg_env = services["postgres"]["environment"]
-    for name in ("api", "ingest"):
+    for name in ("api", "ingest", "watch"):
         env = services[name]["environment"]
         url = urlsplit(env["ERRKB_DATABASE_URL"])
         assert url.scheme == "postgresql" and url.hostname == "postgres"

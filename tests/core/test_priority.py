@@ -13,6 +13,7 @@ from pages_repo import ingest_pages_repo
 from errkb.core.settings import Settings
 from errkb.ingest.workers import Workers
 from errkb.service.app import create_app
+from errkb.service.docstore import workers as doc_workers
 from errkb.service.entries import docs
 
 
@@ -67,7 +68,9 @@ def test_entry_doc_workers_run_nicer_than_the_ingest(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ingest_pages_repo(db_url, tmp_path)
-    monkeypatch.setattr(docs, "CHUNK", 1)  # one entry per task: several tasks, so the pool runs
+    monkeypatch.setattr(
+        doc_workers, "CHUNK", 1
+    )  # one entry per task: several tasks, so the pool runs
     own = os.nice(0)
     before = _descendants(os.getpid())
     seen: list[int] = []

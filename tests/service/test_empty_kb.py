@@ -51,7 +51,11 @@ def test_an_empty_knowledge_base_says_so_everywhere(
     for path, body in seen["pages"].items():
         assert NOTICE in body or EMPTY_KB in body, path
     assert seen["missing"]["detail"] == f"no error with id '0123456789abcdef'; {EMPTY_KB}"
-    assert seen["health"] == {"status": "ok", "empty": True, "detail": EMPTY_KB}
+    assert {k: seen["health"][k] for k in ("status", "empty", "detail")} == {
+        "status": "ok",
+        "empty": True,
+        "detail": EMPTY_KB,
+    }
 
 
 def test_an_ingested_knowledge_base_says_nothing_of_the_kind(
@@ -64,4 +68,8 @@ def test_an_ingested_knowledge_base_says_nothing_of_the_kind(
     for path, body in seen["pages"].items():
         assert NOTICE not in body and "is empty" not in body, path
     assert seen["missing"]["detail"] == "no error with id '0123456789abcdef'"
-    assert seen["health"] == {"status": "ok", "empty": False, "detail": None}
+    assert {k: seen["health"][k] for k in ("status", "empty", "detail")} == {
+        "status": "ok",
+        "empty": False,
+        "detail": None,
+    }

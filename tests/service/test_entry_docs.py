@@ -22,6 +22,7 @@ from errkb.core.models import EntryDoc, PackDictionary
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
 from errkb.service.cli.main import app as cli
+from errkb.service.docstore import workers as doc_workers
 from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.entries.queries import entry_error_ids
@@ -96,7 +97,7 @@ def test_every_entry_is_built_as_a_request_would_build_it(db_url: str, tmp_path:
     assert done.json_bytes == sum(len(b) for b in built.values())
     assert {i: (key, b) for i, b in built.items()} == stored
     again = materialize_entries(_settings(db_url), processes=1)
-    assert again.skipped and again.entries == len(ids)
+    assert again.skipped and again.entries == 0 and again.kept == len(ids)
 
 
 def test_a_current_doc_is_served_and_a_stale_one_never(db_url: str, tmp_path: Path) -> None:
@@ -182,7 +183,7 @@ def test_chunks_built_while_an_ingest_commits_are_not_written(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ingest_pages_repo(db_url, tmp_path)
-    monkeypatch.setattr(docs, "kb_key_of", lambda session: "moved on")
+    monkeypatch.setattr(doc_workers, "kb_key_of", lambda session: "moved on")
     done = materialize_entries(_settings(db_url), processes=1)
     assert done.entries == 0 and done.abandoned >= 1
     assert _docs(db_url) == {}
@@ -208,15 +209,19 @@ def test_docs_are_packed_with_a_dictionary_trained_on_the_build(
     assert {packed.dictionary_of(b) for b in bodies} == {first_dict[0]}
     assert first.compressed_bytes == sum(len(b) for b in bodies) < first.json_bytes
 
-    # The next ingest's build trains again and drops what no doc uses any more: the older
-    # dictionary and the doc of an error that has no entry now.
+    # The next ingest's build packs with the stored dictionary and drops the doc of an error
+    # that has no entry now; only a forced (full) build trains again and drops the older one.
     engine = make_engine(db_url)
     with engine.begin() as conn:
         orphan = {"error_id": "0" * 16, "content_key": "old", "variant": "old", "body": b"x"}
         conn.execute(insert(EntryDoc).values(**orphan))
     engine.dispose()
     ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))
-    materialize_entries(_settings(db_url), processes=1)
+    incremental = materialize_entries(_settings(db_url), processes=1)
+    assert incremental.entries > 0 and incremental.dropped == 1
+    assert _dictionaries(db_url) == dict([first_dict])
+    assert "0" * 16 not in _docs(db_url)
+    materialize_entries(_settings(db_url), processes=1, force=True)
     (second_dict,) = _dictionaries(db_url)
     assert second_dict != first_dict[0]
     engine = make_engine(db_url)
@@ -268,14 +273,14 @@ def test_a_build_overtaken_by_a_newer_ingest_drops_nothing(
         other = {"error_id": "0" * 16, "content_key": "newer", "variant": "v", "body": body}
         conn.execute(insert(EntryDoc).values(**other))
     engine.dispose()
-    real = docs.kb_key_of
+    real = doc_workers.kb_key_of
     calls: list[int] = []
 
     def key_of(session):  # type: ignore[no-untyped-def]
         calls.append(1)  # the chunk's check sees the build's key; the final one a newer key
         return real(session) if len(calls) == 1 else "newer"
 
-    monkeypatch.setattr(docs, "kb_key_of", key_of)
+    monkeypatch.setattr(doc_workers, "kb_key_of", key_of)
     done = materialize_entries(_settings(db_url), processes=1)
     assert done.entries > 5 and len(calls) == 2
     assert "0" * 16 in _docs(db_url)  # left alone

@@ -1,0 +1,161 @@
+"""Benchmark: the newest sglang release added to a knowledge base holding the releases before it.
+
+A knowledge base of the N newest final releases but the newest (`--releases all`: every one)
+is built once per run with the real pipeline and its entry documents. Then, in each round, on a
+copy of it:
+- the newest release is ingested (archive already downloaded) and the entry documents whose
+  inputs changed are rebuilt; its time and the documents rebuilt are the figure
+  (goal <= 15 s, and only the changed entries);
+- the same release is ingested again and the documents built again (goal: nothing rebuilt,
+  <= 3 s);
+- the baseline, once after the rounds (on this loaded machine a full build takes minutes): the
+  same ingest with every document rebuilt (`force`), what each ingest cost before documents
+  were incremental.
+It prints medians and ranges over the rounds, and the ratio incremental / baseline.
+
+Usage: .venv/bin/python bench/fresh.py [--releases N|all] [--rounds N] [--download]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# This file is in bench/: without its folder on the path, `ingest` would be bench/ingest.py.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from packaging.version import Version  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+
+from errkb.core.db import make_engine, upgrade  # noqa: E402
+from errkb.core.settings import Settings  # noqa: E402
+from errkb.ingest.pins import load_pins  # noqa: E402
+from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
+from errkb.ingest.plan import pypi_planned  # noqa: E402
+from errkb.ingest.sources.download import Downloads  # noqa: E402
+from errkb.ingest.sources.index import PYPI_JSON, matching_versions, releases_spec  # noqa: E402
+from errkb.service.entries.docs import Materialized, materialize_entries  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path.home() / ".cache" / "errkb-bench"
+MAX_BYTES = 2_000_000
+
+
+def releases(count: int | None, download: bool, cache: Path) -> list[str]:
+    """The `count` newest final sglang releases (None: all), oldest first, their archives in
+    the cache (fetched when `download`, else only those already there are used)."""
+    with Downloads(cache / "pypi", PYPI_JSON) as downloads:
+        if download:
+            listed = matching_versions(downloads.listing("sglang"), releases_spec("all"))
+            wanted = listed[-count:] if count else listed
+            for wait in [downloads.start("sglang", v) for v in wanted]:
+                wait()
+    held = {p.name.split("-")[1] for p in (cache / "pypi").glob("sglang-*") if "-" in p.name}
+    ordered = sorted(held, key=Version)
+    return ordered[-count:] if count else ordered
+
+
+def ingest(url: str, version: str, cache: Path) -> float:
+    """Wall time of ingesting one release whose archive is in the cache."""
+    pins = load_pins(ROOT / "pins.toml")
+    repo, make = pypi_planned(f"sglang=={version}", pins, None, cache, MAX_BYTES)
+    source = make()
+    source.archive  # noqa: B018 - opened outside the timing
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        started = time.perf_counter()
+        ingest_snapshot(source, repo, repo.extract_config(MAX_BYTES), Job(engine))
+        return time.perf_counter() - started
+    finally:
+        if engine.dialect.name == "sqlite":
+            with engine.connect() as conn:
+                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+        engine.dispose()
+        source.close()
+
+
+def docs(url: str, *, force: bool = False) -> Materialized:
+    """Build the entry documents (those that changed; all with `force`)."""
+    return materialize_entries(Settings(database_url=url), force=force)
+
+
+def base_kb(versions: list[str], cache: Path, folder: Path) -> Path:
+    """A knowledge base of `versions` with every entry document built."""
+    path = folder / "base.sqlite3"
+    url = f"sqlite:///{path}"
+    started = time.perf_counter()
+    for version in versions:
+        ingest(url, version, cache)
+    ingested = time.perf_counter() - started
+    built = docs(url)
+    print(
+        f"base: {len(versions)} releases ({versions[0]} to {versions[-1]}) ingested in "
+        f"{ingested:.0f} s, {built.entries:,} entry documents built in {built.seconds:.0f} s",
+        file=sys.stderr,
+    )
+    return path
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} s ({min(values):.1f}-{max(values):.1f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--releases", default="10", help="how many newest releases, or 'all'")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--download", action="store_true", help="fetch the releases first")
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    args = parser.parse_args()
+    count = None if args.releases == "all" else int(args.releases)
+    versions = releases(count, args.download, args.cache)
+    if len(versions) < 2:
+        raise SystemExit(f"need two or more sglang archives in {args.cache / 'pypi'}: --download")
+    *older, newest = versions
+    added, rebuilt, again, again_rebuilt, ingests = [], [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="errkb-fresh-") as tmp:
+        base = base_kb(older, args.cache, Path(tmp))
+        for n in range(1, args.rounds + 1):
+            kb = Path(tmp) / f"round{n}.sqlite3"
+            shutil.copyfile(base, kb)
+            url = f"sqlite:///{kb}"
+            ingested = ingest(url, newest, args.cache)
+            built = docs(url)
+            ingests.append(ingested)
+            added.append(ingested + built.seconds)
+            rebuilt.append(built.entries)
+            seconds = ingest(url, newest, args.cache)  # already held: skipped
+            built_again = docs(url)
+            again.append(seconds + built_again.seconds)
+            again_rebuilt.append(built_again.entries)
+            print(
+                f"round {n}: {newest} added in {added[-1]:.1f} s (ingest {ingested:.1f} s, "
+                f"{rebuilt[-1]:,} of {built.entries + built.kept:,} docs rebuilt in "
+                f"{built.seconds:.1f} s); again {again[-1]:.1f} s ({again_rebuilt[-1]} rebuilt)",
+                file=sys.stderr,
+            )
+        everything = docs(url, force=True)
+        full = statistics.median(ingests) + everything.seconds
+        print(f"baseline: every doc rebuilt in {everything.seconds:.1f} s", file=sys.stderr)
+    print(f"history: {len(older)} releases, {older[0]} to {older[-1]}; added: {newest}")
+    print(f"add the newest release (ingest + changed docs): {_spread(added)} (goal <= 15 s)")
+    print(
+        f"  documents rebuilt: {statistics.median(rebuilt):,.0f} "
+        f"(range {min(rebuilt)}-{max(rebuilt)})"
+    )
+    print(
+        f"the same release again: {_spread(again)}, rebuilt {max(again_rebuilt)} (goal 0, <= 3 s)"
+    )
+    print(f"baseline, the same ingest with every document rebuilt: {full:.1f} s (one run)")
+    ratio = statistics.median(added) / full
+    print(f"ratio incremental / baseline: {ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""`errkb docs`: build the entry documents whose inputs changed, on its own.
+
+`errkb ingest` and `errkb watch` do it after each ingest; this command is for a knowledge base
+ingested with `ERRKB_MATERIALIZE_ENTRIES=0` (as `make run` does, to serve at once), for
+`errkb serve`, which runs it in the background when documents are missing, and for `--force`:
+every document again, with a newly trained compression dictionary (the occasional step that
+keeps the docs small as the history grows).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from errkb.core.settings import Settings
+from errkb.service.cli.materialize import materialize_with_progress
+
+
+def docs(
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="rebuild every document and retrain the dictionary"),
+    ] = False,
+    lines: Annotated[
+        bool, typer.Option("--lines", help="progress as lines, never a bar (for logs)")
+    ] = False,
+) -> None:
+    """Build the entry documents whose inputs changed (every one with --force)."""
+    console = Console(stderr=True, soft_wrap=True, force_terminal=False if lines else None)
+    materialize_with_progress(Settings(), console, force=force)

@@ -1,0 +1,132 @@
+"""What an entry doc is built from, hashed: a doc is rebuilt only when this hash moves.
+
+An entry reads its error row, its repo, every occurrence of the error, the repo's snapshots
+around the error's life (the one before it first appears to the one after it last does: the
+timeline, the version fixes and the line runs read nothing further), the shown snapshot's flags
+and related errors, and the code that derives the prose. So the hash covers:
+
+- the knowledge code's version: a hash of the source of `errkb.knowledge` and of the modules
+  that assemble an entry, so changed rules rebuild every doc, and only they do;
+- the settings variant (public URL, AI model);
+- the error and repo fields, every occurrence (place and body hash), and the window of
+  snapshots; the shown snapshot is the newest of them, and a stored snapshot never changes, so
+  its flags and its same-file and shared-flag neighbours are covered by its id;
+- the titles of the related errors the doc names (stored with the doc).
+
+Related errors by similar message come from the whole repo, so a new error can join them.
+`neighbours_of_new` finds the docs whose message words a new error shares; those are rebuilt too.
+AI prose is not hashed: `errkb explain` deletes the doc of the error it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from functools import cache
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import errkb.core.records
+import errkb.knowledge
+import errkb.service.entries
+from errkb.core.search.terms import terms
+from errkb.service.entries.related import query_words
+
+# The modules besides `errkb.knowledge` whose code shapes an entry's JSON.
+_ENTRY_CODE = ("build", "facts", "histories", "history_out", "related", "schemas", "ai")
+
+
+@cache
+def knowledge_version() -> str:
+    """A hash of the code that derives entries: it moves exactly when that code changes."""
+    digest = hashlib.sha256()
+    knowledge = Path(errkb.knowledge.__file__).parent
+    here = Path(errkb.service.entries.__file__).parent
+    core = Path(errkb.core.records.__file__).parent
+    files = sorted(knowledge.rglob("*.py")) + [here / f"{m}.py" for m in _ENTRY_CODE]
+    files += [core / "records.py", core / "flag_catalog.py"]
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _h(*parts: object) -> str:
+    # repr of tuples of str, int and None is exact and stable, and several times cheaper than
+    # JSON for the hundreds of thousands of occurrences of a whole history.
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def repo_digest(repo: Any) -> str:
+    """The repo fields an entry reads."""
+    vocabulary = json.dumps(repo.vocabulary, sort_keys=True, default=str)
+    return _h(repo.name, repo.web_url, repo.pypi_name, repo.launch_command, vocabulary)
+
+
+class Timeline:
+    """A repo's snapshots in version order, each as a short digest of what entries read of it."""
+
+    def __init__(self, snapshots: Sequence[Any]) -> None:
+        self.position = {s.id: i for i, s in enumerate(snapshots)}
+        self.digests = [
+            _h(s.id, s.label, s.kind, s.commit, str(s.date), s.link_base) for s in snapshots
+        ]
+
+    def window(self, present: Iterable[int]) -> list[str]:
+        """The snapshots from the one before the error's first to the one after its last."""
+        at = [self.position[i] for i in present]
+        if not at:
+            return []
+        return self.digests[max(0, min(at) - 1) : max(at) + 2]
+
+
+def own_inputs(
+    error: Any,
+    repo: str,
+    occurrences: Sequence[Any],
+    timeline: Timeline,
+    variant: str,
+) -> str:
+    """The hash of one error's own inputs (see the module docstring); `occurrences` in any order."""
+    occs = sorted(
+        (o.snapshot_id, o.path, o.line, o.end_line, o.qualname, o.body_hash) for o in occurrences
+    )
+    near = timeline.window({o[0] for o in occs})
+    fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
+    return _h(knowledge_version(), variant, repo, fields, occs, near)
+
+
+def related_ids(text: str | None) -> list[str]:
+    """The related error ids stored with a doc."""
+    return [i for i in (text or "").split(",") if i]
+
+
+def doc_inputs(own: str, related: Iterable[str], titles: dict[str, str]) -> str:
+    """The full inputs hash: the error's own inputs and its related errors' titles."""
+    return _h(own, [(i, titles.get(i)) for i in related])
+
+
+def _pairs(message: str) -> list[tuple[str, ...]]:
+    words = query_words(message)
+    return list(combinations(words, 2)) or [(w,) for w in words]
+
+
+def neighbours_of_new(candidates: dict[str, str], new_messages: Iterable[str]) -> set[str]:
+    """Of `candidates` (id: message), those whose similar-message query a new message answers."""
+    holders: dict[str, set[int]] = {}
+    for n, message in enumerate(new_messages):
+        for term in set(terms(message)):
+            holders.setdefault(term, set()).add(n)
+    if not holders:
+        return set()
+    out = set()
+    for error_id, message in candidates.items():
+        for pair in _pairs(message):
+            found = holders.get(pair[0], set())
+            for word in pair[1:]:
+                found = found & holders.get(word, set())
+            if found:
+                out.add(error_id)
+                break
+    return out

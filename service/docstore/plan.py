@@ -1,0 +1,103 @@
+"""Which entry docs a build must make: those whose inputs hash moved, and no others.
+
+The plan reads every error, occurrence and snapshot once, hashes each error's own inputs
+(`inputs.own_inputs`), and compares them with the hash stored with its doc. A doc whose
+inputs held is kept (and made current under the new content key); a new error may also change
+the similar-message related errors of a kept doc, so kept docs whose words a new error shares
+are rebuilt as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from errkb.service.docstore.inputs import (
+    Timeline,
+    doc_inputs,
+    neighbours_of_new,
+    own_inputs,
+    related_ids,
+    repo_digest,
+)
+from errkb.service.docstore.queries import (
+    error_rows,
+    error_titles,
+    max_snapshot_id,
+    meta_value,
+    occurrence_rows_by_error,
+    repo_rows,
+    snapshots_by_repo,
+    stored_docs,
+)
+from errkb.service.queries import DbSession
+
+CHECKED = "entry_docs_checked"  # meta: the newest snapshot id the kept docs were checked against
+
+
+@dataclass
+class DocPlan:
+    """What one build does, by error id."""
+
+    own: dict[str, str]  # own inputs hash of every error that has an entry
+    rebuild: list[str]  # docs to build: new, changed, or of other settings
+    keep: list[str]  # docs whose inputs held
+    drop: list[str]  # docs of errors that have no entry any more
+    titles: dict[str, str]  # every error's title (for the related errors' part of the hash)
+    newest_snapshot: int = 0
+    new_neighbours: int = 0  # kept docs rebuilt because a new error shares their words
+    first_seen: dict[str, int] = field(default_factory=dict)
+
+
+def _own_hashes(session: DbSession, variant: str) -> tuple[dict[str, str], dict[str, int]]:
+    """Own inputs hash and first snapshot id of every error with at least one occurrence."""
+    errors = {e.id: e for e in error_rows(session)}
+    repos = {i: repo_digest(r) for i, r in repo_rows(session).items()}
+    timelines = {r: Timeline(snaps) for r, snaps in snapshots_by_repo(session).items()}
+    own: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for error_id, rows in groupby(occurrence_rows_by_error(session), key=lambda r: r.error_id):
+        occs = list(rows)
+        e = errors[error_id]
+        own[error_id] = own_inputs(e, repos[e.repo_id], occs, timelines[e.repo_id], variant)
+        first[error_id] = min(o.snapshot_id for o in occs)
+    return own, first
+
+
+def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPlan:
+    """The plan of a build with settings `variant` (`force`: rebuild every doc)."""
+    newest = max_snapshot_id(session)
+    own, first = _own_hashes(session, variant)
+    titles = error_titles(session)
+    stored = stored_docs(session)
+    rebuild: list[str] = []
+    keep: list[str] = []
+    for error_id in sorted(own):
+        doc = stored.get(error_id)
+        current = (
+            not force
+            and doc is not None
+            and doc.variant == variant
+            and doc.inputs == doc_inputs(own[error_id], related_ids(doc.related), titles)
+        )
+        (keep if current else rebuild).append(error_id)
+    drop = sorted(set(stored) - set(own))
+    checked = int(meta_value(session, CHECKED) or 0)
+    new = [i for i in own if i not in stored or first[i] > checked]
+    plan = DocPlan(own, rebuild, keep, drop, titles, newest, first_seen=first)
+    if keep and new:
+        messages = {e.id: e.message for e in error_rows(session)}
+        moved = neighbours_of_new({i: messages[i] for i in keep}, [messages[i] for i in new])
+        plan.keep = [i for i in keep if i not in moved]
+        plan.rebuild = sorted(rebuild + list(moved))
+        plan.new_neighbours = len(moved)
+    return plan
+
+
+def entry_own_inputs(session: DbSession, error_id: str, variant: str) -> str:
+    """The own inputs hash of one error, as `plan_docs` computes it for all."""
+    (error,) = error_rows(session, error_id)
+    repo = repo_digest(repo_rows(session)[error.repo_id])
+    timeline = Timeline(snapshots_by_repo(session)[error.repo_id])
+    occurrences = list(occurrence_rows_by_error(session, error_id))
+    return own_inputs(error, repo, occurrences, timeline, variant)

@@ -1,0 +1,106 @@
+"""The workers that build entry docs: one process per core, each with its own engine.
+
+`docs.materialize_entries` hands them chunks of error ids; each chunk comes back as the built
+entries, or None when an ingest committed while it was built (its docs would mix two ingests).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import types
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+from errkb.core.db import engine_from_settings, session_factory
+from errkb.core.errors import NotFound
+from errkb.core.lifeline import exit_with
+from errkb.core.priority import lower_priority
+from errkb.core.settings import Settings
+from errkb.service.entries.build import build_entry
+from errkb.service.entries.schemas import Entry
+from errkb.service.queries import DbSession, kb_key
+
+CHUNK = 100  # entries per task: big enough to amortize a task, small enough to balance cores
+
+
+def _related(entry: Entry) -> str:
+    return ",".join(r.id for r in entry.related)
+
+
+_worker: tuple[Callable[[], DbSession], Settings] | None = None
+
+
+def _init_worker(settings: Settings, parent: int) -> None:
+    global _worker
+    exit_with(parent)
+    lower_priority(settings.workers_nice)  # batch work, like parsing: a server comes first
+    _worker = (session_factory(engine_from_settings(settings)), settings)
+
+
+Built = tuple[str, bytes, str]  # error id, entry JSON, related error ids
+
+
+def _build_chunk(ids: list[str], key: str) -> list[Built] | None:
+    """(id, JSON, related ids) per entry of `ids`, or None if the key moved meanwhile."""
+    assert _worker is not None
+    sessions, settings = _worker
+    out = []
+    with sessions() as session:
+        for error_id in ids:
+            try:
+                entry = build_entry(session, error_id, settings=settings)
+            except NotFound:  # an error left without occurrences has no entry
+                continue
+            out.append((error_id, entry.model_dump_json().encode(), _related(entry)))
+            session.expunge_all()  # rows of one entry are no use to the next
+        if kb_key_of(session) != key:
+            return None
+    return out
+
+
+def kb_key_of(session: DbSession) -> str:
+    """The content key, read through a session's engine."""
+    return kb_key(session.get_bind().engine)  # type: ignore[union-attr]
+
+
+def chunks(ids: list[str]) -> list[list[str]]:
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
+
+
+def built_chunks(
+    settings: Settings, processes: int, key: str, chunks: list[list[str]]
+) -> Iterator[list[Built] | None]:
+    """Each chunk built (None: abandoned), in worker processes when more than one is asked."""
+    global _worker
+    if processes <= 1 or len(chunks) < 2:
+        engine = engine_from_settings(settings)
+        _worker = (session_factory(engine), settings)
+        try:
+            for chunk in chunks:
+                yield _build_chunk(chunk, key)
+        finally:
+            _worker = None
+            engine.dispose()
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        processes, mp_context=context, initializer=_init_worker, initargs=(settings, os.getpid())
+    ) as pool:
+        with _main_hidden():  # the processes start on these submits
+            results = pool.map(_build_chunk, chunks, [key] * len(chunks))
+        yield from results
+
+
+@contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Processes started here do not import the main module (the CLI, pytest, a benchmark):
+    spawn would run it again in each, and the workers need only this module."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main

@@ -1,0 +1,155 @@
+"""Incremental entry docs: a doc is rebuilt when, and only when, one of its inputs changes.
+
+A small project in three releases, ingested by the real pipeline on SQLite and PostgreSQL. After
+every build each stored doc must equal the entry built now (nothing stale is kept), and the
+docs rebuilt must be exactly the ones whose inputs moved: a new occurrence in a new release, a
+related error that changed, a new error whose message joins a doc's similar errors, the
+knowledge code's version, the settings.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from errkb.core.db import make_engine, session_factory, upgrade
+from errkb.core.dictionaries import unpack_stored
+from errkb.core.models import EntryDoc, Error
+from errkb.core.records import Segment, Template, error_id
+from errkb.core.settings import Settings
+from errkb.ingest.pins import RepoPin
+from errkb.ingest.pipeline import Job, ingest_snapshot
+from errkb.ingest.sources.folder import FolderSource
+from errkb.service.docstore import inputs as doc_inputs
+from errkb.service.docstore.plan import plan_docs
+from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
+from errkb.service.queries import kb_key
+
+REPO = RepoPin(name="acme/tiles", web_url="https://example.org/acme/tiles")
+
+TILES = """
+def place(width, height):
+    if width < 0:
+        raise ValueError("negative width for the tile layout")
+    if height < 0:
+        raise ValueError("negative height for the tile layout")
+"""
+OLD = """
+def legacy(flag, queue):
+    if flag:
+        raise ValueError("the old check refuses this flag combination")
+    if queue:
+        raise ValueError("draining the legacy queue failed")
+"""
+NEW = """
+def modern(flag):
+    if flag:
+        raise ValueError("the old check still refuses this flag combination")
+"""
+VERSIONS = {
+    1: {"tiles/a.py": TILES + OLD},
+    2: {"tiles/a.py": TILES},
+    3: {"tiles/a.py": TILES, "tiles/c.py": NEW},
+}
+
+
+def _id(message: str) -> str:
+    return error_id(REPO.name, "ValueError", Template((Segment("text", message),), "literal"))
+
+
+WIDTH = _id("negative width for the tile layout")
+HEIGHT = _id("negative height for the tile layout")
+OLD_CHECK = _id("the old check refuses this flag combination")
+QUEUE = _id("draining the legacy queue failed")
+NEW_CHECK = _id("the old check still refuses this flag combination")
+
+
+def _ingest(url: str, root: Path, version: int) -> None:
+    folder = root / f"v{version}"
+    for rel, text in VERSIONS[version].items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+        stamp = 1_700_000_000 + version * 86_400  # each release sorts after the one before
+        os.utime(path, (stamp, stamp))
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        source = FolderSource(folder, f"v{version}")
+        ingest_snapshot(source, REPO, REPO.extract_config(2_000_000), Job(engine, workers=1))
+    finally:
+        engine.dispose()
+
+
+def _build(url: str, settings: Settings | None = None) -> set[str]:
+    """Plan, then build; the ids the plan rebuilt (checked against what the build wrote)."""
+    settings = settings or Settings(database_url=url)
+    engine = make_engine(url)
+    with session_factory(engine)() as session:
+        planned = set(plan_docs(session, settings_variant(settings)).rebuild)
+    engine.dispose()
+    done = materialize_entries(settings, processes=1)
+    assert done.entries == len(planned) and not done.abandoned
+    _assert_nothing_stale(url, settings)
+    return planned
+
+
+def _assert_nothing_stale(url: str, settings: Settings) -> None:
+    """Every stored doc is current and equals the entry as built now."""
+    engine = make_engine(url)
+    key = kb_key(engine)
+    with session_factory(engine)() as session:
+        rows = session.query(EntryDoc).all()
+        assert rows and all(r.content_key == key for r in rows)
+        for row in rows:
+            fresh = entry_json(session, row.error_id, settings)
+            assert unpack_stored(session, row.body) == fresh, row.error_id
+    engine.dispose()
+
+
+def _related_of(url: str) -> dict[str, set[str]]:
+    engine = make_engine(url)
+    with session_factory(engine)() as session:
+        rows = session.query(EntryDoc.error_id, EntryDoc.related).all()
+    engine.dispose()
+    return {i: set(doc_inputs.related_ids(r)) for i, r in rows}
+
+
+def test_a_doc_is_rebuilt_when_and_only_when_its_inputs_change(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ingest(db_url, tmp_path, 1)
+    _ingest(db_url, tmp_path, 2)
+    assert _build(db_url) == {WIDTH, HEIGHT, OLD_CHECK, QUEUE}
+    assert _build(db_url) == set()  # nothing changed: nothing rebuilt
+
+    # A new release: the errors it raises get a new occurrence; the error it adds, whose words
+    # the old check's message shares, joins that doc's similar errors. The queue error, gone
+    # since v2, changes in nothing.
+    _ingest(db_url, tmp_path, 3)
+    assert _build(db_url) == {WIDTH, HEIGHT, NEW_CHECK, OLD_CHECK}
+    assert NEW_CHECK in _related_of(db_url)[OLD_CHECK]
+    assert _build(db_url) == set()
+
+    # A related error changes (its title): its own doc and the docs naming it, no others.
+    related = _related_of(db_url)
+    naming = {i for i, ids in related.items() if WIDTH in ids}
+    assert naming and NEW_CHECK not in naming  # another file, other words: not related
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(update(Error).where(Error.id == WIDTH).values(title="Width below zero"))
+    engine.dispose()
+    assert _build(db_url) == {WIDTH} | naming
+
+    # New rules (the knowledge code's version) or other settings: every doc, once.
+    every = {WIDTH, HEIGHT, NEW_CHECK, OLD_CHECK, QUEUE}
+    monkeypatch.setattr(doc_inputs, "knowledge_version", lambda: "rules changed")
+    assert _build(db_url) == every
+    assert _build(db_url) == set()
+    other = Settings(database_url=db_url, public_url="https://errors.example.org")
+    assert _build(db_url, other) == every
+    assert _build(db_url, other) == set()
