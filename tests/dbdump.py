@@ -15,6 +15,8 @@ from errkb.core.models import Base, Repo, Snapshot
 
 # Depend on how a run went (timing, what the cache already held), not on what is known.
 RUN_FIELDS = {"ingested_at", "seconds", "files_parsed", "cache_hits", "created_at"}
+# Meta rows that record how the last entry-doc build went, not what is known.
+RUN_META = {"entry_docs_build", "entry_docs_checked"}
 
 
 def dump(engine: Engine) -> dict[str, list[str]]:
@@ -31,6 +33,8 @@ def dump(engine: Engine) -> dict[str, list[str]]:
         for table in Base.metadata.sorted_tables:
             rows = []
             for row in conn.execute(select(table)).mappings():
+                if table.name == "meta" and row.get("key") in RUN_META:
+                    continue
                 item: dict[str, Any] = {}
                 for key, value in row.items():
                     if key in RUN_FIELDS or (key == "id" and isinstance(value, int)):
