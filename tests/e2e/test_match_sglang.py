@@ -132,6 +132,7 @@ def test_generated_logs_rank_the_raised_error_first(index: MatchIndex, kb_url: s
                 select(
                     Error.id, Error.template, Occurrence.path, Occurrence.line, Occurrence.qualname
                 )  # fmt: skip
+                .add_columns(Error.exception)
                 .join(Occurrence, Occurrence.error_id == Error.id)
                 .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
                 .where(Snapshot.label == "0.5.23")
@@ -147,13 +148,20 @@ def test_generated_logs_rank_the_raised_error_first(index: MatchIndex, kb_url: s
     tally: Counter[str] = Counter()
     for error_id, row in sites.items():
         entry = by_id.get(error_id)
-        if entry is None:  # no literal text at all: nothing in a log can show it
-            tally["opaque"] += 1
+        if entry is None or not entry.pieces:  # no literal text: no message can show it (its
+            tally["opaque"] += 1  # frame can: tests/e2e/test_coverage_sglang.py)
             continue
         message = render(rng, row.template)
         module_path = row.path.removeprefix("python/")
         function = row.qualname.rsplit(".", 1)[-1]
-        log = embed(rng, message, module_path=module_path, line=row.line, function=function)
+        log = embed(
+            rng,
+            message,
+            module_path=module_path,
+            line=row.line,
+            function=function,
+            exception=row.exception,
+        )
         found = match_text(index, log, limit=5)
         tally["total"] += 1
         if found and found[0].entry.id == error_id:
