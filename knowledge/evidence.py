@@ -22,6 +22,7 @@ from typing import Literal
 
 from errkb.core.records import Condition
 from errkb.knowledge.inputs import Input
+from errkb.knowledge.test_suite import in_test_suite
 
 WhoKind = Literal[
     "flag",
@@ -30,6 +31,7 @@ WhoKind = Literal[
     "model_config",
     "dependency",
     "hardware",
+    "test_suite",
     "internal",
     "unknown",
 ]
@@ -231,6 +233,7 @@ class SiteInfo:
     resolved: dict[str, str]
     handlers: tuple[str, ...]  # the exception classes of `except` blocks around the raise
     message: str = ""  # the message's literal text
+    path: str = ""  # the file of the raise
 
 
 def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
@@ -256,6 +259,8 @@ def who(
     known: Callable[[ast.expr], object] = lambda n: None,
 ) -> tuple[WhoKind, list[Clue]]:
     """The class of who hits the error and the clues that show it."""
+    if in_test_suite(info.path):
+        return "test_suite", [Clue("test_suite", f"the raise is in {info.path}, a test file")]
     found = clues(flag_clues, inputs, nodes, info, known)
     if found:
         return found[0].kind, found

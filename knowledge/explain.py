@@ -159,6 +159,7 @@ _WHO_LEAD: dict[str, str] = {
     "model_config": "The model you serve: its configuration or weights",
     "dependency": "The installed packages: one is missing or has another version",
     "hardware": "The hardware, platform or parallelism settings in use",
+    "test_suite": "Someone running the project's own tests or test tools",
 }
 
 

@@ -71,7 +71,7 @@ def read_site(
     inputs = site_inputs(site, vocab)
     handlers = handlers_of(site.conditions)
     text = site.template.literal_text
-    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text)
+    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text, site.path)
     nodes = [n for g in groups for n in g]
     kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
     return Reading(
