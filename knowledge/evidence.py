@@ -31,6 +31,7 @@ WhoKind = Literal[
     "dependency",
     "hardware",
     "internal",
+    "test",
     "unknown",
 ]
 # The order in which a class wins when the guard reads several: what a user changes first.
@@ -67,6 +68,9 @@ _CONFIG_FIELDS = frozenset(
     "q_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim sliding_window layer_types "
     "quantization_config hidden_act".split()
 )
+# A project's own test code (a test module, a `tests/` or `test/` package, a conftest): its
+# checks fail when a test fails, not when a user runs the software.
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params"})
 _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
 # Words of a message addressed to a user who can change something: not an internal invariant.
@@ -155,6 +159,9 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
             chain = [*chain[:-1], key.value]
     shown = code if len(code) <= 60 else ".".join(chain)
     last = chain[-1]
+    if len(chain) >= 2 and any(_SETTINGS.search(p) for p in chain[:-1]):
+        # a setting of the server's, parallelism ones included: the user sets it as a flag
+        return Clue("flag", f"`{shown}` is a server setting ({last})", code)
     if any(_PARALLEL.search(p) for p in chain[-2:]):
         return Clue(
             "hardware",
@@ -174,8 +181,6 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
         return Clue("model_config", f"`{shown}` is named after a field of config.json", code)
     if len(chain) >= 2 and chain[-2] in _REQUEST_HOLDERS:
         return Clue("request_field", f"`{shown}` is a field of the request being served", code)
-    if len(chain) >= 2 and any(_SETTINGS.search(p) for p in chain[:-1]):
-        return Clue("flag", f"`{shown}` is a server setting ({last})", code)
     return None
 
 
@@ -207,7 +212,10 @@ def clues(
     found += [_input_clue(i) for i in inputs]
     for node in leaves(nodes, site_info.resolved):
         chain = _chain(node)
-        if chain and known(node) is None:
+        read = known(node)
+        if isinstance(read, Input):  # read directly, where the site's inputs were not looked
+            found.append(_input_clue(read))  # for (an assert's own check)
+        elif chain and read is None:
             clue = _name_clue(node, chain, site_info.qualname)
             if clue is not None:
                 found.append(clue)
@@ -231,6 +239,12 @@ class SiteInfo:
     resolved: dict[str, str]
     handlers: tuple[str, ...]  # the exception classes of `except` blocks around the raise
     message: str = ""  # the message's literal text
+    path: str = ""  # the file the site is in
+
+
+def in_test_code(path: str) -> bool:
+    """True for a file of the project's own tests (`tests/`, `test_*.py`, a conftest)."""
+    return bool(_TEST_PATH.search(path))
 
 
 def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
@@ -256,6 +270,9 @@ def who(
     known: Callable[[ast.expr], object] = lambda n: None,
 ) -> tuple[WhoKind, list[Clue]]:
     """The class of who hits the error and the clues that show it."""
+    if in_test_code(info.path):
+        where = info.path.rsplit("/", 1)[-1]
+        return "test", [Clue("test", f"{where} is part of the project's own tests", info.path)]
     found = clues(flag_clues, inputs, nodes, info, known)
     if found:
         return found[0].kind, found

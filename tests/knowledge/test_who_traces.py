@@ -1,0 +1,80 @@
+"""Who hits it, traced from the code: each rule on a small real source shape, extracted by the
+real extractor and explained with the default pins' vocabulary (no database)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from errkb.core.records import ExtractConfig
+from errkb.ingest.extract import extract_file
+from errkb.ingest.pins import load_pins
+from errkb.knowledge import Explanation, explain_error
+
+ROOT = Path(__file__).resolve().parents[2]
+VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
+EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
+SRT = "python/sglang/srt/layers/example.py"
+
+
+def explained(source: str, path: str = SRT, exception: str = "ValueError") -> Explanation:
+    """The explanation of the one site of `exception` the source raises."""
+    result = extract_file(textwrap.dedent(source).encode(), path, EVERY)
+    (site,) = [s for s in result.sites if s.exception == exception]
+    return explain_error(site, [], None, project="sglang", vocabulary=VOCAB)
+
+
+def test_an_assert_is_traced_from_what_it_checks() -> None:
+    ex = explained(
+        """
+        from sglang.srt.environ import envs
+
+        def staging_buffer(n):
+            assert not envs.SGLANG_ENABLE_STAGING.get(), "staging is on"
+            return n
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind == "environment"
+    assert "SGLANG_ENABLE_STAGING is an environment variable" in ex.who_hits_it.evidence
+
+
+def test_an_assert_on_the_platform_is_the_hardware() -> None:
+    ex = explained(
+        """
+        from sglang.srt.utils import is_cuda
+
+        def kernel(x):
+            assert is_cuda(), "this kernel needs CUDA"
+            return x
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind == "hardware"
+    assert any("is_cuda" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_local_is_traced_to_the_request_field_it_holds() -> None:
+    ex = explained(
+        """
+        def check(req):
+            top_k = req.sampling_params.top_k
+            if top_k < -1:
+                raise ValueError("bad top_k")
+        """
+    )
+    assert ex.who_hits_it.kind == "request_field"
+    assert any("top_k" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_check_in_the_projects_tests_is_hit_by_its_test_suite() -> None:
+    source = """
+        def test_runs(server_args):
+            assert server_args.tp_size == 2
+        """
+    ex = explained(source, "python/sglang/test/runners/test_tp.py", "AssertionError")
+    assert ex.who_hits_it.kind == "test"
+    assert "test code" in ex.who_hits_it.text and "could not tell" not in ex.who_hits_it.text
+    # the same check in the server's own code is traced to the flag it reads
+    ex = explained(source, SRT, "AssertionError")
+    assert ex.who_hits_it.kind == "flag"
