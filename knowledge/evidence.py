@@ -108,13 +108,14 @@ def _chain(node: ast.expr) -> list[str] | None:
             return None
 
 
-def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
-    """The outermost name chains the nodes read (`self.a.b`, `f()`), locals followed once."""
-    out: list[ast.expr] = []
+def traced(nodes: list[ast.expr], resolved: dict[str, str]) -> list[tuple[ast.expr, str]]:
+    """The outermost name chains the nodes read (`self.a.b`, `f()`), each with the local or
+    `self.` attribute it was read through ("" when read directly); each followed once."""
+    out: list[tuple[ast.expr, str]] = []
     seen: set[str] = set()
-    todo = list(nodes)
+    todo: list[tuple[ast.expr, str]] = [(n, "") for n in nodes]
     while todo:
-        node = todo.pop(0)
+        node, via = todo.pop(0)
         inner: set[int] = set()
         for n in ast.walk(node):
             if isinstance(n, ast.Attribute):  # a subscript's value is a leaf of its own
@@ -124,15 +125,31 @@ def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
         for n in ast.walk(node):
             if not isinstance(n, ast.Name | ast.Attribute | ast.Call) or id(n) in inner:
                 continue
-            if isinstance(n, ast.Name) and n.id in resolved and n.id not in seen:
-                seen.add(n.id)
+            key = _resolved_key(n, resolved)
+            if key is not None and key not in seen:
+                seen.add(key)
                 try:
-                    todo.append(ast.parse(resolved[n.id], mode="eval").body)
+                    todo.append((ast.parse(resolved[key], mode="eval").body, via or key))
                 except (SyntaxError, ValueError, RecursionError):
                     pass
                 continue
-            out.append(n)
+            out.append((n, via))
     return out
+
+
+def _resolved_key(node: ast.expr, resolved: dict[str, str]) -> str | None:
+    """The key `resolved` holds for a local (`pd_enabled`) or a `self.` attribute, if any."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in resolved else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        key = f"{node.value.id}.{node.attr}"
+        return key if key in resolved else None
+    return None
+
+
+def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
+    """The outermost name chains the nodes read, locals and `self.` attributes followed once."""
+    return [n for n, _ in traced(nodes, resolved)]
 
 
 def _computed(node: ast.expr, chain: list[str]) -> bool:
@@ -210,15 +227,18 @@ def clues(
     the names already traced as `inputs`."""
     found: list[Clue] = [Clue("flag", f) for f in flag_clues]
     found += [_input_clue(i) for i in inputs]
-    for node in leaves(nodes, site_info.resolved):
+    for node, via in traced(nodes, site_info.resolved):
         chain = _chain(node)
         read = known(node)
+        clue = None
         if isinstance(read, Input):  # read directly, where the site's inputs were not looked
-            found.append(_input_clue(read))  # for (an assert's own check)
+            clue = _input_clue(read)  # for (an assert's own check), or through `via`
         elif chain and read is None:
             clue = _name_clue(node, chain, site_info.qualname)
-            if clue is not None:
-                found.append(clue)
+        if clue is not None and via:
+            clue = Clue(clue.kind, f"{clue.text}, read through `{via}`", via)
+        if clue is not None:
+            found.append(clue)
     if site_info.exception in _IMPORT_ERRORS or any(
         e in t for t in site_info.handlers for e in _IMPORT_ERRORS
     ):

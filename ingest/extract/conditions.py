@@ -10,12 +10,15 @@ guards that matter.
 
 Local names read by a condition are resolved to the single assignment that reaches the test, so
 `if pd_enabled:` explains itself (`pd_enabled` -> `get_disagg().disaggregation_mode != 'null'`).
+In a method, `self.name` is resolved to what the class assigns it (`self.tp_size` ->
+`server_args.tp_size`), so a value copied into the object can be traced to its input.
 """
 
 from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from errkb.core.records import Condition, ConditionKind
@@ -116,9 +119,43 @@ def _entry_conditions(
 
 
 def _resolved(
+    exprs: list[ast.expr],
+    text: str,
+    scope: Scope,
+    pos: Position,
+    attributes: Mapping[str, tuple[str, ...]],
+) -> tuple[tuple[str, str], ...]:
+    """Local names read by `exprs` (written `text`) mapped to the one assignment reaching `pos`;
+    then the `self.name` attributes they read mapped to what the class assigns them."""
+    found = _locals(exprs, text, scope, pos)
+    if attributes and "self." in text:
+        found += _attributes(exprs, attributes)
+    return found
+
+
+def _attributes(
+    exprs: list[ast.expr], attributes: Mapping[str, tuple[str, ...]]
+) -> tuple[tuple[str, str], ...]:
+    """`self.name` -> the value its class assigns (several values as one tuple's source)."""
+    seen: dict[str, str] = {}
+    for e in exprs:
+        for n in ast.walk(e):
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+                and n.attr in attributes
+            ):
+                values = attributes[n.attr]
+                key = f"self.{n.attr}"
+                if key not in seen:
+                    seen[key] = values[0] if len(values) == 1 else f"({', '.join(values)})"
+    return tuple(seen.items())
+
+
+def _locals(
     exprs: list[ast.expr], text: str, scope: Scope, pos: Position
 ) -> tuple[tuple[str, str], ...]:
-    """Local names read by `exprs` (written `text`) mapped to the one assignment reaching `pos`."""
     assigned = scope.assigned_names
     if not exprs or not any(name in text for name in assigned):  # cheap: no walk needed
         return ()
@@ -145,8 +182,11 @@ class GuardChains:
     """Guard chains of the raises in one scope; the raises of a scope share most of their guards,
     so each guard's condition (its unparsed text and resolved names) is built once."""
 
-    def __init__(self, scope: Scope) -> None:
+    def __init__(self, scope: Scope, attributes: Mapping[str, tuple[str, ...]]) -> None:
+        """`attributes`: what the scope's class assigns to each `self.name` (see
+        `ingest.extract.attributes`), empty outside a method."""
         self.scope = scope
+        self.attributes = attributes
         self._entries: dict[tuple[int, str, int, bool], tuple[Condition, ...]] = {}
         self._exit_indices: dict[int, list[int]] = {}
         self._exits: dict[tuple[int, int], Condition] = {}
@@ -174,7 +214,13 @@ class GuardChains:
         if found is None:
             pos = position(outer)
             found = self._entries[key] = tuple(
-                Condition(kind, expr, holds, line, _resolved(reads, expr, self.scope, pos))
+                Condition(
+                    kind,
+                    expr,
+                    holds,
+                    line,
+                    _resolved(reads, expr, self.scope, pos, self.attributes),
+                )
                 for kind, expr, holds, line, reads in _entry_conditions(entry, elif_)
             )
         return found
@@ -192,7 +238,8 @@ class GuardChains:
             if condition is None:
                 test: ast.expr = block[k].test  # type: ignore[attr-defined]
                 text = ast.unparse(test)
-                resolved = _resolved([test], text, self.scope, (*position(outer), (block, k)))
+                at = (*position(outer), (block, k))
+                resolved = _resolved([test], text, self.scope, at, self.attributes)
                 condition = Condition("if", text, False, block[k].lineno, resolved)
                 self._exits[(id(block), k)] = condition
             out.append(condition)

@@ -78,3 +78,61 @@ def test_a_check_in_the_projects_tests_is_hit_by_its_test_suite() -> None:
     # the same check in the server's own code is traced to the flag it reads
     ex = explained(source, SRT, "AssertionError")
     assert ex.who_hits_it.kind == "flag"
+
+
+def test_a_self_attribute_is_traced_to_the_server_setting_init_copied() -> None:
+    ex = explained(
+        """
+        class Runner:
+            def __init__(self, server_args):
+                self.tp_size = server_args.tp_size
+                self.pages = []
+
+            def check(self):
+                if self.tp_size > 8 and not self.pages:
+                    raise ValueError("too many GPUs")
+        """
+    )
+    assert ex.who_hits_it.kind == "flag"
+    assert (
+        "`server_args.tp_size` is a server setting (tp_size), read through `self.tp_size`"
+        in ex.who_hits_it.evidence
+    )
+
+
+def test_a_self_attribute_is_traced_to_the_model_config_of_another_method() -> None:
+    ex = explained(
+        """
+        class Attention:
+            def __init__(self, config):
+                self.setup(config)
+
+            def setup(self, config):
+                self.num_heads = (
+                    config.num_attention_heads
+                )
+
+            def forward(self, x):
+                if self.num_heads % 2:
+                    raise ValueError("odd heads")
+        """,
+        "python/sglang/srt/models/example.py",
+    )
+    assert ex.who_hits_it.kind == "model_config"
+    assert any("read through `self.num_heads`" in e for e in ex.who_hits_it.evidence)
+
+
+def test_an_attribute_of_another_class_is_not_taken_for_this_ones() -> None:
+    ex = explained(
+        """
+        class Config:
+            def __init__(self, server_args):
+                self.tp_size = server_args.tp_size
+
+        class Runner:
+            def check(self):
+                if self.tp_size > 8:
+                    raise ValueError("too many GPUs")
+        """
+    )
+    assert not any("read through" in e for e in ex.who_hits_it.evidence)
