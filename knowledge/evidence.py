@@ -128,6 +128,8 @@ def traced(nodes: list[ast.expr], resolved: dict[str, str]) -> list[tuple[ast.ex
             key = _resolved_key(n, resolved)
             if key is not None and key not in seen:
                 seen.add(key)
+                if isinstance(n, ast.Attribute):  # `self.tp_size` tells by its own name too
+                    out.append((n, via))
                 try:
                     todo.append((ast.parse(resolved[key], mode="eval").body, via or key))
                 except (SyntaxError, ValueError, RecursionError):

@@ -136,3 +136,44 @@ def test_an_attribute_of_another_class_is_not_taken_for_this_ones() -> None:
         """
     )
     assert not any("read through" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_parameter_is_traced_through_its_call_site_to_the_flag_passed() -> None:
+    ex = explained(
+        """
+        def check_tp(tp):
+            if tp > 8:
+                raise ValueError("too many GPUs")
+
+        def launch(server_args):
+            check_tp(server_args.tp_size)
+        """
+    )
+    assert ex.who_hits_it.kind == "flag"
+    assert (
+        "`server_args.tp_size` is a server setting (tp_size), read through `tp`"
+        in ex.who_hits_it.evidence
+    )
+
+
+def test_a_method_parameter_is_traced_through_self_calls_and_the_constructor() -> None:
+    ex = explained(
+        """
+        class Sampler:
+            def __init__(self, top_k):
+                if top_k < -1:
+                    raise ValueError("top_k must be -1 or more")
+
+            def _check(self, name):
+                if name not in ("a", "b"):
+                    raise KeyError(name)
+
+            def run(self, req):
+                self._check(name=req.sampling_params.top_p)
+
+        def make(req):
+            return Sampler(req.sampling_params.top_k)
+        """
+    )
+    assert ex.who_hits_it.kind == "request_field"
+    assert any("read through `top_k`" in e for e in ex.who_hits_it.evidence)
