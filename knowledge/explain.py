@@ -159,7 +159,6 @@ _WHO_LEAD: dict[str, str] = {
     "model_config": "The model you serve: its configuration or weights",
     "dependency": "The installed packages: one is missing or has another version",
     "hardware": "The hardware, platform or parallelism settings in use",
-    "test_suite": "Someone running the project's own tests or test tools",
 }
 
 
@@ -172,6 +171,12 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(first[:3]) + "."
         if others:
             text += " The guard also depends on: " + "; ".join(others[:3]) + "."
+    elif r.audience == "test":
+        text = (
+            f"The project's own tests: {r.clues[0].code} is test code, run by the project's "
+            "test suite and not by a server or a program using the library, so it fails when "
+            "a test fails."
+        )
     elif r.audience == "internal":
         text = (
             f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 from errkb.core.records import Site
+from errkb.knowledge.evidence import in_test_code
 from errkb.knowledge.facts import Fix
-from errkb.knowledge.test_suite import in_test_suite
 
 # `pip install pkg`, then the words that look like packages or options (`-U`, `x>=1`, `a_b`),
 # not the sentence going on after it ("... first").
@@ -55,7 +55,7 @@ def kind_note(site: Site) -> KindNote | None:
 
 
 def _assert(site: Site) -> KindNote:
-    in_tests = in_test_suite(site.path)
+    in_tests = in_test_code(site.path)
     if in_tests:
         text = "A test failed: this assert is a check of the project's own tests or test tools."
     else:

@@ -4,23 +4,12 @@ A project's wheel and repository carry its test suite and test tools beside the 
 (sglang ships `sglang/test/` and `multimodal_gen/test/`). An assert there fails when a test
 fails, not while a server runs: the person who meets it is someone running those tests or
 tools, and the entry says so instead of "we could not tell which input leads here". The rule is
-Python's own layout convention, nothing of one project: a folder named `test`, `tests` or
-`testing` on the path, or a file named `test_*.py`, `*_test.py` or `conftest.py`.
+Python's own layout convention, nothing of one project (`knowledge.evidence.in_test_code`).
 """
 
 from __future__ import annotations
 
 from errkb.knowledge.facts import Fix
-
-_FOLDERS = frozenset({"test", "tests", "testing"})
-
-
-def in_test_suite(path: str) -> bool:
-    """Whether a file is part of the project's tests (by Python's layout convention)."""
-    *folders, name = path.split("/")
-    if any(folder in _FOLDERS for folder in folders):
-        return True
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def test_suite_fix(path: str, project: str) -> Fix:

@@ -10,7 +10,7 @@ import pytest
 from errkb.core.records import ExtractConfig
 from errkb.ingest.extract import extract_file
 from errkb.knowledge import explain_error
-from errkb.knowledge.test_suite import in_test_suite
+from errkb.knowledge.evidence import in_test_code
 
 EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
 SOURCE = textwrap.dedent(
@@ -35,14 +35,13 @@ SOURCE = textwrap.dedent(
     ],
 )
 def test_the_layout_convention_decides(path: str, expected: bool) -> None:
-    assert in_test_suite(path) is expected
+    assert in_test_code(path) is expected
 
 
 def test_an_assert_in_a_test_file_is_a_failed_test_not_a_server_error() -> None:
     site = extract_file(SOURCE, "pkg/test/unit/test_resize.py", EVERY).sites[0]
     ex = explain_error(site, [], None, project="demo")
-    assert ex.who_hits_it.kind == "test_suite"
-    assert ex.who_hits_it.text.startswith("Someone running the project's own tests")
+    assert ex.who_hits_it.kind == "test"
     assert ex.what_it_means.text.startswith("A test failed")
     first = ex.solutions[0]
     assert "demo's own tests" in first.text and "pkg/test/unit/test_resize.py" in first.text
@@ -52,5 +51,5 @@ def test_an_assert_in_a_test_file_is_a_failed_test_not_a_server_error() -> None:
 def test_the_same_assert_outside_the_tests_is_not_classed_as_one() -> None:
     site = extract_file(SOURCE, "pkg/srt/resize.py", EVERY).sites[0]
     ex = explain_error(site, [], None, project="demo")
-    assert ex.who_hits_it.kind != "test_suite"
+    assert ex.who_hits_it.kind != "test"
     assert ex.what_it_means.text.startswith("An internal check failed")
