@@ -95,6 +95,8 @@ def checked(site: Site) -> list[ast.expr]:
     guard chain, yet the names who hits it is traced from."""
     if site.kind not in ("assert", "lookup") or not site.check:
         return []
+    if site.conditions and site.conditions[-1].kind == "assert":
+        return []  # already the guard's last link (`knowledge.with_own_check`)
     try:
         return [ast.parse(site.check, mode="eval").body]
     except (SyntaxError, ValueError, RecursionError):
