@@ -132,6 +132,9 @@ def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) 
             checked += 1
             assert ex.who_hits_it is not None
             kinds = [s.kind for s in ex.solutions]
+            if ex.who_hits_it.kind == "test":  # a failing test: what that means, no report
+                assert any("own tests" in s.text for s in ex.solutions) and "report" not in kinds
+                continue
             report = ex.solutions[kinds.index("report")]
             assert (report.url or "").endswith("/issues/new")
             if ex.who_hits_it.kind != "internal":
