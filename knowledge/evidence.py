@@ -54,6 +54,8 @@ _DEPENDENCY = re.compile(
     r"__version__|^(parse_)?version$|^Version$|_version$|^is_\w+_available$|_available$|"
     r"^find_spec$|^import_module$|_installed$|^HAS_|^has_\w+_(kernel|lib|package)$",
 )
+# A device or instruction set named in a check's name: what the machine has, not a package.
+_DEVICE = re.compile(r"(^|_)(cpu|gpu|cuda|hip|rocm|npu|xpu|hpu|mps|musa|amx|avx\d*|sm\d+)(_|$)")
 _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 # Names that hold a model's configuration in ML serving code, besides the project's own.
 _MODEL_HOLDERS = frozenset({"model_config", "hf_config", "pretrained_config", "hf_text_config"})
@@ -187,6 +189,9 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
             f"`{shown}` follows from the parallelism settings (how the GPUs are split)",
             code,
         )
+    if any(_DEPENDENCY.search(p) for p in chain) and _DEVICE.search(last):
+        # `_is_cpu_amx_available`: what the machine has, not an installed package
+        return Clue("hardware", f"`{shown}` tells the hardware or platform in use", code)
     if any(_DEPENDENCY.search(p) for p in chain):
         return Clue("dependency", f"`{shown}` tests an installed package or its version", code)
     if any(p in _MODEL_HOLDERS for p in chain[:-1]):
@@ -213,7 +218,7 @@ def _input_clue(i: Input) -> Clue:
         name = ".".join(p for p in (i.owner, i.name) if p)
         code = name if i.name else ""  # a bare `config` says which object, not what is tested
         return Clue("model_config", f"`{name}` is read from the model's configuration", code)
-    if _DEPENDENCY.search(i.name):
+    if _DEPENDENCY.search(i.name) and not _DEVICE.search(i.name):
         return Clue("dependency", f"`{i.name}` tests an installed package", i.name)
     return Clue("hardware", f"`{i.name}` tells the hardware or platform in use", i.name)
 
@@ -269,10 +274,23 @@ def in_test_code(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
+def _names_something(source: str) -> bool:
+    """True when the source reads a name (it is not a literal alone)."""
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    return any(isinstance(n, ast.Name) for n in ast.walk(tree))
+
+
 def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
-    """The names of a guard that reads only state the code computes, or None."""
+    """The names of a guard that reads only state the code computes, or None.
+
+    A name resolved to a literal alone is not followed: a parameter resolves to what the calls
+    in its module pass (`n_k` <- `4`), and callers elsewhere may pass anything."""
+    followed = {k: v for k, v in resolved.items() if _names_something(v)}
     names = []
-    for node in leaves(nodes, resolved):
+    for node in leaves(nodes, followed):
         chain = _chain(node)
         if chain is None:
             continue

@@ -30,6 +30,8 @@ _MODEL_WORDS = frozenset(
     "architectures architecture arch archs model_arch model_type quant_method quantization "
     "hidden_act torch_dtype".split()
 )
+# Properties of a tensor (torch.Tensor.is_cuda, ...): where the data is, not the platform.
+_TENSOR_DEVICE = frozenset({"is_cuda", "is_cpu", "is_mps", "is_xpu", "is_hpu", "is_meta"})
 _MAPPING_METHODS = frozenset({"get", "items", "keys", "values", "to_dict", "__dict__"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 
@@ -156,6 +158,8 @@ class InputFinder:
                         return None
                     field = key
                 return Input("request_field", field, part)
+        if isinstance(node, ast.Attribute) and chain[-1] in _TENSOR_DEVICE and chain[0] != "torch":
+            return None  # `x.is_cuda`: where a tensor lives, which the calling code chose
         if isinstance(node, ast.Call | ast.Name | ast.Attribute) and _HARDWARE.search(chain[-1]):
             return Input("hardware", chain[-1])
         return None

@@ -6,17 +6,26 @@ module with unchanged functions replaced by stand-ins, and must give the same re
 parse (its unit context digest covers the same call texts, see `call_texts`). A call is found by
 its callee (`name(`, `self.name(` / `cls.name(` for a method, `Owner(` for `__init__`), its
 closing bracket by counting brackets outside string quotes, and it is parsed alone; a call that
-does not parse, or passes `*args` before the parameter, says nothing.
+does not parse, or passes `*args` before the parameter, says nothing, and one inside a string or
+a comment (a docstring's usage example) is not a call. Tokenizing the module to tell is done
+only when a guard reads a parameter that has callers.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 import warnings
+from bisect import bisect_right
 from collections.abc import Iterator
 
 MAX_CALL_CHARS = 2_000
+# Tokens whose text is not code: a call spelled in one is an example, not a call.
+_LITERAL = frozenset(
+    {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+)
 MAX_CALLS = 20  # calls read per function: a helper called everywhere says little per call
 MAX_VALUES = 3  # distinct values kept per parameter
 
@@ -31,14 +40,47 @@ def _callee(name: str, owner: str) -> re.Pattern[str]:
 
 
 def call_texts(text: str, name: str, owner: str) -> list[str]:
-    """The source of each call of the function in the module's text, in order."""
+    """The source of each call of the function in the module's text, in order (docstrings and
+    comments included: what the unit cache's context digest covers)."""
+    return [source for _, source in _found(text, name, owner)]
+
+
+def code_calls(text: str, name: str, owner: str, strings: list[tuple[int, int]]) -> list[str]:
+    """The calls of `call_texts` that are code: not in a string or a comment (`strings`, from
+    `string_spans`), as a docstring's usage example is."""
+    out = []
+    for start, source in _found(text, name, owner):
+        k = bisect_right(strings, (start, len(text))) - 1
+        if k < 0 or not strings[k][0] <= start < strings[k][1]:
+            out.append(source)
+    return out
+
+
+def string_spans(text: str) -> list[tuple[int, int]] | None:
+    """The (start, end) offsets of the module's string literals and comments, sorted; None when
+    the text does not tokenize."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in _LITERAL:
+                (r0, c0), (r1, c1) = tok.start, tok.end
+                out.append((starts[r0 - 1] + c0, starts[r1 - 1] + c1))
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        return None
+    return sorted(out)
+
+
+def _found(text: str, name: str, owner: str) -> list[tuple[int, str]]:
     if name not in text:
         return []
     out = []
     for m in _callee(name, owner).finditer(text):
         end = _closing(text, m.end() - 1)
         if end is not None:
-            out.append(text[m.start() : end + 1])
+            out.append((m.start(), text[m.start() : end + 1]))
             if len(out) >= MAX_CALLS:
                 break
     return out

@@ -133,8 +133,7 @@ def _resolved(
     found = _locals(exprs, text, scope, pos)
     if attributes and "self." in text:
         found += _attributes(exprs, attributes)
-    blob = " ".join([text, *(value for _, value in found)])
-    if params.names and any(name in blob for name in params.names):
+    if params.names and any(name in text for name in params.names):
         found += _parameters(exprs, found, scope, pos, params)
     return found
 
@@ -166,17 +165,13 @@ def _parameters(
     pos: Position,
     params: Passed,
 ) -> tuple[tuple[str, str], ...]:
-    """Parameters read by `exprs` or by the locals they resolve to, still holding what the caller
-    passed at `pos`, mapped to the callers' arguments."""
-    trees = list(exprs)
-    for _, value in found:
-        try:
-            trees.append(ast.parse(value, mode="eval").body)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+    """Parameters the test reads itself, still holding what the caller passed at `pos`, mapped
+    to the callers' arguments. A parameter read only inside a local's value is not followed: two
+    hops (`samples = torch.load(path)`, `path` <- `args.data`) say that a flag went into what the
+    guard tests, not that the guard tests the flag."""
     seen = dict(found)
     out: dict[str, str] = {}
-    for tree in trees:
+    for tree in exprs:
         for n in ast.walk(tree):
             if not isinstance(n, ast.Name) or n.id in seen or n.id in out:
                 continue

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from errkb.core.records import ExtractConfig, Segment, Site, SiteKind, Template
 from errkb.ingest.extract.attributes import ClassAttributes, class_attributes
-from errkb.ingest.extract.callers import call_texts, passed
+from errkb.ingest.extract.callers import call_texts, code_calls, passed, string_spans
 from errkb.ingest.extract.conditions import (
     NO_PARAMS,
     BlockEntry,
@@ -108,6 +108,8 @@ class SiteFinder:
         self.sites: list[Site] = []
         self.hits = lines_mentioning(parsed_text or lines.text, config.markers)
         self.attributes: ClassAttributes | None = None
+        # the spans of the file's strings and comments, read when a parameter's callers are
+        self.strings: list[tuple[int, int]] | None = None
 
     def _may_hold_site(self, stmt: ast.stmt) -> bool:
         """True when the statement's lines mention a marker word (else skip its subtree)."""
@@ -181,7 +183,13 @@ class SiteFinder:
         text = self.lines.text
 
         def find() -> dict[str, str]:
-            return passed(call_texts(text, node.name, cls), node, bool(cls))
+            if not call_texts(text, node.name, cls):
+                return {}
+            if self.strings is None:
+                self.strings = string_spans(text)
+            if self.strings is None:  # it does not tokenize: examples cannot be told apart
+                return {}
+            return passed(code_calls(text, node.name, cls, self.strings), node, bool(cls))
 
         return Passed(names - {"self", "cls"}, find)
 

@@ -285,3 +285,20 @@ def test_a_function_reuses_its_sites_only_while_its_callers_pass_the_same_argume
     assert by_units and same(result, extract_file(changed, "pkg/launch.py", CONFIG))
     (site,) = result.sites
     assert site.conditions[0].resolved == (("tp", "args.dp"),)
+
+
+def test_a_call_in_a_docstring_or_a_comment_is_not_what_a_parameter_holds() -> None:
+    source = module(
+        '''
+        def check_tp(tp):
+            """Check the size, e.g. `check_tp(4)` or check_tp(8)."""
+            if tp > 8:
+                raise ValueError("too many GPUs")
+
+        # check_tp(16) would fail
+        def launch(server_args):
+            check_tp(server_args.tp_size)
+        '''
+    )
+    (site,) = extract_file(source, "pkg/launch.py", CONFIG).sites
+    assert site.conditions[0].resolved == (("tp", "server_args.tp_size"),)

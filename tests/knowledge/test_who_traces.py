@@ -177,3 +177,41 @@ def test_a_method_parameter_is_traced_through_self_calls_and_the_constructor() -
     )
     assert ex.who_hits_it.kind == "request_field"
     assert any("read through `top_k`" in e for e in ex.who_hits_it.evidence)
+
+
+def test_where_a_tensor_lives_is_not_the_platform_and_amx_is_not_a_package() -> None:
+    ex = explained(
+        """
+        def kernel(page_table):
+            assert page_table.is_cuda
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind != "hardware"
+    ex = explained(
+        """
+        _is_cpu_amx_available = cpu_has_amx_support()
+
+        def process(layer):
+            assert _is_cpu_amx_available, "Fp8MoEMethod on CPU requires AMX support"
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind == "hardware"
+
+
+def test_a_literal_the_module_passes_is_no_proof_of_an_internal_invariant() -> None:
+    ex = explained(
+        """
+        VALID_N = (1, 2, 4, 8)
+
+        class Router:
+            def __init__(self, n_k=4):
+                if n_k not in VALID_N:
+                    raise ValueError("n_k must be one of VALID_N")
+
+        def build():
+            return Router(n_k=4)
+        """
+    )
+    assert ex.who_hits_it.kind == "unknown"
