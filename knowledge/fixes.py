@@ -24,6 +24,7 @@ from errkb.knowledge import (
     swallowed,
     versions,
 )
+from errkb.knowledge.advice_example import advice_example
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.flag_fixes import flag_fixes_of
@@ -164,8 +165,11 @@ def example_fix(
     pypi_name: str | None = None,
     releases: Collection[str] = (),
 ) -> ExampleFix | None:
-    """Before/after: flags, a request body, an environment line, or the release to move to."""
+    """Before/after: the flags the guard tests, the flag change the message advises, a request
+    body, an environment line, or the release to move to."""
     found = _flag_example(site, flags, launch_command, reading)
+    if found is None:  # the change the message itself advises, when it names a flag
+        found = advice_example(site.template, flags, launch_command)
     if found is None and reading is not None:
         found = input_fixes.request_example(reading) or input_fixes.environment_example(
             reading, launch_command

@@ -1,0 +1,114 @@
+"""Example fixes from the message's own advice, and constants the snapshot gives no value for.
+
+Hand-built sites and flag definitions, no database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+
+import pytest
+
+from errkb.core.records import Condition, FlagDef, Segment, Site, SiteNotes, Snippet, Template
+from errkb.knowledge import explain_error
+from errkb.knowledge.facts import Involvement
+
+LAUNCH = "python -m sglang.launch_server --model-path <model>"
+PLACEHOLDER = re.compile(r"\{_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\}|\{_?[A-Z]{4,}\}")
+
+
+def _flag(name: str, type_: str, choices: tuple[str, ...] | None = None) -> Involvement:
+    dest = name[2:].replace("-", "_")
+    default = "False" if type_ == "bool" else None
+    d = FlagDef((name,), dest, type_, default, choices, "help", "args.py", 1, "dataclass")
+    return Involvement(name, dest, ("message",), definition=d)
+
+
+FLAGS = [
+    _flag("--speculative-eagle-topk", "Optional[int]"),
+    _flag("--enable-unified-memory", "bool"),
+    _flag("--moe-runner-backend", "str", ("auto", "triton", "hpc_ops")),
+]
+
+
+def _site(*segments: Segment, notes: SiteNotes | None = None) -> Site:
+    return Site(
+        "ValueError",
+        Template(tuple(segments), "fstring"),
+        "python/sglang/srt/x.py",
+        1,
+        1,
+        "f",
+        (Condition("if", "topk > 1", True, 1),),
+        Snippet(1, (), 1, 1),
+        "",
+        notes=notes or SiteNotes(),
+    )
+
+
+def _example(text: str) -> tuple[list[str], list[str]] | None:
+    ex = explain_error(
+        _site(Segment("text", text)), FLAGS, None, project="sglang", launch_command=LAUNCH
+    )
+    if ex.example_fix is None:
+        return None
+    return shlex.split(ex.example_fix.before), shlex.split(ex.example_fix.after)
+
+
+def test_the_advised_flag_value_is_the_after_line() -> None:
+    found = _example("Only topk=1 is supported. Use --speculative-eagle-topk 1.")
+    assert found is not None
+    before, after = found
+    assert "--speculative-eagle-topk" not in before
+    assert after[-2:] == ["--speculative-eagle-topk", "1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "dropped"),
+    [
+        (
+            "No SWA transfer yet. Drop --enable-unified-memory or run without PD.",
+            ["--enable-unified-memory"],
+        ),
+        (
+            "Remove --moe-runner-backend hpc_ops for this model.",
+            ["--moe-runner-backend", "hpc_ops"],
+        ),
+    ],
+)
+def test_an_advised_removal_is_in_the_before_line_only(text: str, dropped: list[str]) -> None:
+    found = _example(text)
+    assert found is not None
+    before, after = found
+    assert before[-len(dropped) :] == dropped
+    assert dropped[0] not in after
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set --speculative-eagle-topk to at least 2.",  # a bound, not a value
+        "Use --moe-runner-backend fa.",  # not one of the flag's choices
+        "Use --unknown-flag 3.",  # not a flag the project defines
+        "Please reduce --speculative-eagle-topk.",  # no value at all
+    ],
+)
+def test_advice_without_an_exact_accepted_value_gives_no_example(text: str) -> None:
+    assert _example(text) is None
+
+
+def test_a_constant_without_a_known_value_is_said_in_words() -> None:
+    s = _site(
+        Segment("placeholder", "FLAG"),
+        Segment("text", " cannot run this setup; expected one of "),
+        Segment("placeholder", "SUPPORTED_MODES"),
+        notes=SiteNotes(constants=(("SUPPORTED_MODES", "('a', 'b')"),)),
+    )
+    s = dataclasses.replace(s, template=dataclasses.replace(s.template, form="fstring"))
+    ex = explain_error(s, [], None, project="sglang")
+    texts = [ex.what_it_means.text, ex.trigger.text, *(f.text for f in ex.solutions)]
+    assert not any(PLACEHOLDER.search(t) for t in texts), texts
+    quoted = [t for t in texts if "cannot run this setup" in t]
+    assert quoted and all("<value of FLAG>" in t and "('a', 'b')" in t for t in quoted), quoted
