@@ -29,6 +29,7 @@ from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.flag_fixes import flag_fixes_of
 from errkb.knowledge.reading import Reading, read_site
+from errkb.knowledge.requirements import requirement_example
 from errkb.knowledge.wording import (
     code,
     condition_clauses,
@@ -166,7 +167,8 @@ def example_fix(
     releases: Collection[str] = (),
 ) -> ExampleFix | None:
     """Before/after: the flags the guard tests, the flag change the message advises, a request
-    body, an environment line, or the release to move to."""
+    body, an environment line, the package version the code requires, or the release to move
+    to."""
     found = _flag_example(site, flags, launch_command, reading)
     if found is None:  # the change the message itself advises, when it names a flag
         found = advice_example(site.template, flags, launch_command)
@@ -174,6 +176,8 @@ def example_fix(
         found = input_fixes.request_example(reading) or input_fixes.environment_example(
             reading, launch_command
         )
+    if found is None and reading is not None and (req := cause_fixes.requirement(reading)):
+        found = requirement_example(req)  # the package version the code requires
     intent = reading.intent if reading is not None else None
     return found or versions.version_example(tl, pypi_name, releases, intent)
 

@@ -112,3 +112,42 @@ def test_a_constant_without_a_known_value_is_said_in_words() -> None:
     assert not any(PLACEHOLDER.search(t) for t in texts), texts
     quoted = [t for t in texts if "cannot run this setup" in t]
     assert quoted and all("<value of FLAG>" in t and "('a', 'b')" in t for t in quoted), quoted
+
+
+def _guarded(expr: str, text: str) -> Site:
+    s = _site(Segment("text", text))
+    return dataclasses.replace(s, conditions=(Condition("if", expr, True, 1),))
+
+
+@pytest.mark.parametrize(
+    ("expr", "text", "spec"),
+    [
+        (
+            "version.parse(transformers.__version__) < version.parse('4.50.0')",
+            "too old",
+            "transformers>=4.50.0",
+        ),
+        ("not torch.__version__ >= '2.6'", "unsupported torch", "torch>=2.6"),
+        (
+            "x is None",
+            "Please install bitsandbytes>=0.44.0 to use bitsandbytes quantizer.",
+            "bitsandbytes>=0.44.0",
+        ),
+    ],
+)
+def test_a_version_check_names_the_package_and_the_version_it_requires(
+    expr: str, text: str, spec: str
+) -> None:
+    ex = explain_error(_guarded(expr, text), [], None, project="sglang", launch_command=LAUNCH)
+    commands = [f.command for f in ex.solutions]
+    assert f"pip install '{spec}'" in commands, [f.text for f in ex.solutions]
+    assert ex.example_fix is not None and ex.example_fix.after == f"pip install '{spec}'"
+    assert not ex.example_fix.before.startswith("pip install")  # not an sglang version change
+
+
+@pytest.mark.parametrize(
+    "text", ["top_p must be >= 0.0 and <= 1.0", "--mem-fraction-static >= 0.9 needs version 2"]
+)
+def test_a_value_range_is_no_package_requirement(text: str) -> None:
+    ex = explain_error(_guarded("x > 1", text), [], None, project="sglang")
+    assert not any((f.command or "").startswith("pip install") for f in ex.solutions)
