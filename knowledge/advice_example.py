@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from errkb.core.records import Template
 from errkb.knowledge import message
-from errkb.knowledge.commands import ANY_VALUE, is_bool, trigger_args
+from errkb.knowledge.commands import ANY_VALUE, is_bool, known_choices, trigger_args
 from errkb.knowledge.facts import ExampleFix, Involvement
 
 _FLAG = r"(--[a-z0-9][a-z0-9-]*)"
@@ -26,12 +26,15 @@ _ADD = re.compile(
     re.I,
 )
 _RUN_WITH = re.compile(
-    r"\b(?:run|launch|start|restart|relaunch|retry|serve)\b[^.;]*?\bwith\s+" + _FLAG + _VALUE,
+    r"\b(?:re-?run|run|running|launch|start|restart|relaunch|retry|serve)\b[^.;]*?\bwith\s+"
+    + _FLAG
+    + _VALUE,
     re.I,
 )
 _DROP = re.compile(
-    r"\b(?:drop|remove|omit|unset|disable|instead of|do not (?:use|pass|set)|don't (?:use|pass|"
-    r"set)|without)\s+(?:the\s+)?(?:flag\s+|option\s+)?" + _FLAG + r"(?:[ =]([^\s,;()]+))?",
+    r"\b(?:drop|dropping|remove|removing|omit|unset|disable|instead of|"
+    r"do not (?:use|pass|set)|don't (?:use|pass|set)|without)\s+"
+    r"(?:the\s+)?(?:flag\s+|option\s+)?" + _FLAG + r"(?:[ =]([^\s,;()]+))?",
     re.I,
 )
 _NEGATION = re.compile(r"\b(?:not|never|n't)\s+(?:\w+\s+){0,2}$", re.I)
@@ -70,9 +73,10 @@ def _accepted(f: Involvement, raw: str | None) -> tuple[bool, str | None] | None
         return (False, None) if value.lower() in _FALSE else (True, None)
     if value is None or value.lower() in _NOT_VALUES or "{" in value or not value:
         return None
-    d = f.definition
-    if d is not None and d.choices and value not in d.choices:
+    choices = known_choices(f)
+    if choices and value not in choices:
         return None
+    d = f.definition
     kind = (d.type or "").removeprefix("Optional[") if d is not None else ""
     if kind.startswith(("int", "float")):
         try:
@@ -85,6 +89,7 @@ def _accepted(f: Involvement, raw: str | None) -> tuple[bool, str | None] | None
 def advised(template: Template, flags: list[Involvement]) -> Advised | None:
     """The first flag change the message's advice spells out exactly."""
     for sentence in message.advice(template):
+        sentence = sentence.replace("`", "")  # "Please use `--attention-backend flashinfer`."
         found: list[tuple[int, re.Match[str], bool]] = []
         for pattern, drop in ((_DROP, True), (_ADD, False), (_RUN_WITH, False)):
             found += [(m.start(), m, drop) for m in pattern.finditer(sentence)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from errkb.knowledge import hardware
 from errkb.knowledge.evidence import WhoKind
 from errkb.knowledge.facts import Fix, Provenance
 from errkb.knowledge.reading import Reading
@@ -132,8 +133,18 @@ def hardware_fixes(r: Reading) -> list[Fix]:
             "GPUs) so that it does not hold."
         )
     else:
-        text += " Run on hardware for which that test does not hold."
-    return [Fix("model", text, _PROV)]
+        needs = hardware.capability([n for g in r.groups for n in g])
+        said = hardware.stated(r.site.template)
+        if needs:
+            text += f" The code needs a GPU of {needs}."
+        if said:
+            text += f" The message states what it accepts: “{said}”"
+        if not (needs or said):
+            text += " Run on hardware for which that test does not hold."
+    prov: tuple[Provenance, ...] = _PROV
+    if not parallel and hardware.stated(r.site.template):
+        prov = ("derived:conditions", "derived:message")
+    return [Fix("model", text, prov)]
 
 
 def requirement(r: Reading) -> Requirement | None:

@@ -151,3 +151,44 @@ def test_a_version_check_names_the_package_and_the_version_it_requires(
 def test_a_value_range_is_no_package_requirement(text: str) -> None:
     ex = explain_error(_guarded("x > 1", text), [], None, project="sglang")
     assert not any((f.command or "").startswith("pip install") for f in ex.solutions)
+
+
+def test_advice_in_backticks_with_choices_given_as_an_expression() -> None:
+    d = FlagDef(
+        ("--attention-backend",),
+        "attention_backend",
+        "Optional[str]",
+        "None",
+        ("ATTENTION_BACKEND_CHOICES",),
+        "help",
+        "args.py",
+        1,
+        "dataclass",
+    )
+    flags = [Involvement("--attention-backend", "attention_backend", ("message",), definition=d)]
+    s = _site(Segment("text", "FA3 requires SM>=80. Please use `--attention-backend flashinfer`."))
+    ex = explain_error(s, flags, None, project="sglang", launch_command=LAUNCH)
+    assert ex.example_fix is not None
+    assert ex.example_fix.after.endswith("--attention-backend flashinfer")
+
+
+@pytest.mark.parametrize(
+    ("expr", "text", "said"),
+    [
+        (
+            "torch.cuda.get_device_capability() < (9, 0)",
+            "no kernel",
+            "compute capability 9.0 or higher",
+        ),
+        (
+            "not _is_cuda",
+            "FlashAttention v3 requires SM>=80 and SM<=90.",
+            "“FlashAttention v3 requires SM>=80 and SM<=90.”",
+        ),
+    ],
+)
+def test_a_hardware_check_says_what_the_code_accepts(expr: str, text: str, said: str) -> None:
+    ex = explain_error(_guarded(expr, text), [], None, project="sglang")
+    hardware = [f.text for f in ex.solutions if f.text.startswith("This depends on the GPU")]
+    assert hardware and said in hardware[0], [f.text for f in ex.solutions]
+    assert "Run on hardware for which that test does not hold" not in hardware[0]
