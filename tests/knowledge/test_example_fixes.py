@@ -192,3 +192,33 @@ def test_a_hardware_check_says_what_the_code_accepts(expr: str, text: str, said:
     hardware = [f.text for f in ex.solutions if f.text.startswith("This depends on the GPU")]
     assert hardware and said in hardware[0], [f.text for f in ex.solutions]
     assert "Run on hardware for which that test does not hold" not in hardware[0]
+
+
+def test_a_caught_error_in_a_retry_loop_says_the_code_goes_on_with_the_next_pass() -> None:
+    from errkb.core.records import ExtractConfig
+    from errkb.ingest.extract import extract_file
+
+    src = (
+        "import logging\nlogger = logging.getLogger()\n"
+        "def handshake(sock):\n"
+        "    for attempt in range(3):\n"
+        "        try:\n"
+        "            if sock.recv(1) != b'1':\n"
+        "                raise RuntimeError('worker refused the transfer')\n"
+        "            return True\n"
+        "        except Exception as e:\n"
+        "            logger.warning('attempt %s failed: %s', attempt, e)\n"
+        "def once(sock):\n"
+        "    try:\n"
+        "        if sock.recv(1) != b'1':\n"
+        "            raise RuntimeError('refused once')\n"
+        "    except Exception as e:\n"
+        "        logger.warning('failed: %s', e)\n"
+    )
+    config = ExtractConfig(exceptions=("RuntimeError",))
+    sites = {s.template.literal_text: s for s in extract_file(src.encode(), "x.py", config).sites}
+    looped = explain_error(sites["worker refused the transfer"], [], None, project="srv")
+    assert "the loop's next pass" in looped.solutions[0].text, looped.solutions[0].text
+    once = explain_error(sites["refused once"], [], None, project="srv")
+    assert once.solutions[0].text.startswith("This error may not stop the program")
+    assert "next pass" not in once.solutions[0].text
