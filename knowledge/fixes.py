@@ -19,6 +19,7 @@ from errkb.core.records import Site, Vocabulary
 from errkb.knowledge import (
     cause_fixes,
     environment,
+    input_examples,
     input_fixes,
     message,
     swallowed,
@@ -173,8 +174,11 @@ def example_fix(
     if found is None:  # the change the message itself advises, when it names a flag
         found = advice_example(site.template, flags, launch_command)
     if found is None and reading is not None:
-        found = input_fixes.request_example(reading) or input_fixes.environment_example(
-            reading, launch_command
+        found = (
+            input_fixes.request_example(reading)
+            or input_examples.request_value_example(reading)
+            or input_fixes.environment_example(reading, launch_command)
+            or input_examples.environment_value_example(reading, launch_command)
         )
     if found is None and reading is not None and (req := cause_fixes.requirement(reading)):
         found = requirement_example(req)  # the package version the code requires

@@ -6,12 +6,15 @@ Hand-built sites and flag definitions, no database.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
 from errkb.core.records import Condition, FlagDef, Segment, Site, SiteNotes, Snippet, Template
+from errkb.ingest.pins import load_pins
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement
 
@@ -222,3 +225,57 @@ def test_a_caught_error_in_a_retry_loop_says_the_code_goes_on_with_the_next_pass
     once = explain_error(sites["refused once"], [], None, project="srv")
     assert once.solutions[0].text.startswith("This error may not stop the program")
     assert "next pass" not in once.solutions[0].text
+
+
+VOCAB = load_pins(Path(__file__).resolve().parents[2] / "pins.toml").repo("sgl-project/sglang")
+VOCAB = VOCAB.vocabulary()
+
+
+def _request_site(expr: str) -> Site:
+    s = _guarded(expr, "bad request")
+    return dataclasses.replace(
+        s, path="python/sglang/srt/sampling/sampling_params.py", qualname="SamplingParams.verify"
+    )
+
+
+@pytest.mark.parametrize(
+    ("expr", "before", "after"),
+    [
+        ("self.mode not in ('fast', 'slow')", {"mode": "<your value>"}, {"mode": "fast"}),
+        ("self.image_path is not None", {"image_path": "<your value>"}, {}),
+        ("self.stop == 'never'", {"stop": "never"}, {"stop": "<another value>"}),
+    ],
+)
+def test_a_request_field_compared_with_a_value_gets_a_body_before_and_after(
+    expr: str, before: dict[str, str], after: dict[str, str]
+) -> None:
+    ex = explain_error(_request_site(expr), [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.example_fix is not None, [f.text for f in ex.solutions]
+    assert json.loads(ex.example_fix.before) == before
+    assert json.loads(ex.example_fix.after) == after
+
+
+@pytest.mark.parametrize(
+    ("expr", "before", "after"),
+    [
+        (
+            "os.environ.get('SGLANG_LAYOUT') == 'vectorized_5d'",
+            f"SGLANG_LAYOUT=vectorized_5d {LAUNCH}",
+            LAUNCH,
+        ),
+        ("os.environ.get('SGLANG_BASELINE') != '1'", LAUNCH, f"SGLANG_BASELINE=1 {LAUNCH}"),
+    ],
+)
+def test_an_environment_variable_compared_with_a_value_gets_the_line_that_sets_it(
+    expr: str, before: str, after: str
+) -> None:
+    ex = explain_error(
+        _guarded(expr, "bad layout"),
+        [],
+        None,
+        project="sglang",
+        vocabulary=VOCAB,
+        launch_command=LAUNCH,
+    )
+    assert ex.example_fix is not None, [f.text for f in ex.solutions]
+    assert (ex.example_fix.before, ex.example_fix.after) == (before, after)
