@@ -9,9 +9,9 @@ and calls `explain_error`.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from errkb.core.records import Site, Vocabulary
+from errkb.core.records import Condition, Site, Vocabulary
 from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.explain import common_situations, trigger, what_it_means, who_hits_it
 from errkb.knowledge.facts import (
@@ -56,6 +56,16 @@ class WhoHitsIt:
     evidence: tuple[str, ...] = ()  # each name the guard reads, traced to its input
 
 
+def with_own_check(site: Site) -> Site:
+    """An assert's site with its own check as the guard's last link, which the raise needs
+    false (`assert ratio == 4` raises when the ratio is not 4): without it, an assert outside any
+    `if` would read as raised "whenever that code runs"."""
+    if site.kind != "assert" or not site.check:
+        return site
+    own = Condition("assert", site.check, False, site.line)
+    return replace(site, conditions=(*site.conditions, own))
+
+
 def explain_error(
     site: Site,
     flags: list[Involvement],
@@ -70,6 +80,7 @@ def explain_error(
 ) -> Explanation:
     """Explain one error from one of its sites, its involved flags and its timeline."""
     site = with_constants(site)  # every quote of the message shows a constant's value
+    site = with_own_check(site)  # an assert's check is the last link of its guard
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who, evidence = who_hits_it(r)
     meaning = what_it_means(site.exception, site, flags, r)

@@ -31,6 +31,7 @@ WhoKind = Literal[
     "dependency",
     "hardware",
     "internal",
+    "test",
     "unknown",
 ]
 # The order in which a class wins when the guard reads several: what a user changes first.
@@ -67,6 +68,9 @@ _CONFIG_FIELDS = frozenset(
     "q_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim sliding_window layer_types "
     "quantization_config hidden_act".split()
 )
+# A project's own test code (a test module, a `tests/` or `test/` package, a conftest): its
+# checks fail when a test fails, not when a user runs the software.
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params"})
 _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
 # Words of a message addressed to a user who can change something: not an internal invariant.
@@ -104,13 +108,14 @@ def _chain(node: ast.expr) -> list[str] | None:
             return None
 
 
-def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
-    """The outermost name chains the nodes read (`self.a.b`, `f()`), locals followed once."""
-    out: list[ast.expr] = []
+def traced(nodes: list[ast.expr], resolved: dict[str, str]) -> list[tuple[ast.expr, str]]:
+    """The outermost name chains the nodes read (`self.a.b`, `f()`), each with the local or
+    `self.` attribute it was read through ("" when read directly); each followed once."""
+    out: list[tuple[ast.expr, str]] = []
     seen: set[str] = set()
-    todo = list(nodes)
+    todo: list[tuple[ast.expr, str]] = [(n, "") for n in nodes]
     while todo:
-        node = todo.pop(0)
+        node, via = todo.pop(0)
         inner: set[int] = set()
         for n in ast.walk(node):
             if isinstance(n, ast.Attribute):  # a subscript's value is a leaf of its own
@@ -120,15 +125,33 @@ def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
         for n in ast.walk(node):
             if not isinstance(n, ast.Name | ast.Attribute | ast.Call) or id(n) in inner:
                 continue
-            if isinstance(n, ast.Name) and n.id in resolved and n.id not in seen:
-                seen.add(n.id)
+            key = _resolved_key(n, resolved)
+            if key is not None and key not in seen:
+                seen.add(key)
+                if isinstance(n, ast.Attribute):  # `self.tp_size` tells by its own name too
+                    out.append((n, via))
                 try:
-                    todo.append(ast.parse(resolved[n.id], mode="eval").body)
+                    todo.append((ast.parse(resolved[key], mode="eval").body, via or key))
                 except (SyntaxError, ValueError, RecursionError):
                     pass
                 continue
-            out.append(n)
+            out.append((n, via))
     return out
+
+
+def _resolved_key(node: ast.expr, resolved: dict[str, str]) -> str | None:
+    """The key `resolved` holds for a local (`pd_enabled`) or a `self.` attribute, if any."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in resolved else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        key = f"{node.value.id}.{node.attr}"
+        return key if key in resolved else None
+    return None
+
+
+def leaves(nodes: list[ast.expr], resolved: dict[str, str]) -> list[ast.expr]:
+    """The outermost name chains the nodes read, locals and `self.` attributes followed once."""
+    return [n for n, _ in traced(nodes, resolved)]
 
 
 def _computed(node: ast.expr, chain: list[str]) -> bool:
@@ -155,6 +178,9 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
             chain = [*chain[:-1], key.value]
     shown = code if len(code) <= 60 else ".".join(chain)
     last = chain[-1]
+    if len(chain) >= 2 and any(_SETTINGS.search(p) for p in chain[:-1]):
+        # a setting of the server's, parallelism ones included: the user sets it as a flag
+        return Clue("flag", f"`{shown}` is a server setting ({last})", code)
     if any(_PARALLEL.search(p) for p in chain[-2:]):
         return Clue(
             "hardware",
@@ -174,8 +200,6 @@ def _name_clue(node: ast.expr, chain: list[str], qualname: str) -> Clue | None:
         return Clue("model_config", f"`{shown}` is named after a field of config.json", code)
     if len(chain) >= 2 and chain[-2] in _REQUEST_HOLDERS:
         return Clue("request_field", f"`{shown}` is a field of the request being served", code)
-    if len(chain) >= 2 and any(_SETTINGS.search(p) for p in chain[:-1]):
-        return Clue("flag", f"`{shown}` is a server setting ({last})", code)
     return None
 
 
@@ -205,12 +229,18 @@ def clues(
     the names already traced as `inputs`."""
     found: list[Clue] = [Clue("flag", f) for f in flag_clues]
     found += [_input_clue(i) for i in inputs]
-    for node in leaves(nodes, site_info.resolved):
+    for node, via in traced(nodes, site_info.resolved):
         chain = _chain(node)
-        if chain and known(node) is None:
+        read = known(node)
+        clue = None
+        if isinstance(read, Input):  # read directly, where the site's inputs were not looked
+            clue = _input_clue(read)  # for (an assert's own check), or through `via`
+        elif chain and read is None:
             clue = _name_clue(node, chain, site_info.qualname)
-            if clue is not None:
-                found.append(clue)
+        if clue is not None and via:
+            clue = Clue(clue.kind, f"{clue.text}, read through `{via}`", via)
+        if clue is not None:
+            found.append(clue)
     if site_info.exception in _IMPORT_ERRORS or any(
         e in t for t in site_info.handlers for e in _IMPORT_ERRORS
     ):
@@ -231,6 +261,12 @@ class SiteInfo:
     resolved: dict[str, str]
     handlers: tuple[str, ...]  # the exception classes of `except` blocks around the raise
     message: str = ""  # the message's literal text
+    path: str = ""  # the file the site is in
+
+
+def in_test_code(path: str) -> bool:
+    """True for a file of the project's own tests (`tests/`, `test_*.py`, a conftest)."""
+    return bool(_TEST_PATH.search(path))
 
 
 def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
@@ -256,6 +292,9 @@ def who(
     known: Callable[[ast.expr], object] = lambda n: None,
 ) -> tuple[WhoKind, list[Clue]]:
     """The class of who hits the error and the clues that show it."""
+    if in_test_code(info.path):
+        where = info.path.rsplit("/", 1)[-1]
+        return "test", [Clue("test", f"{where} is part of the project's own tests", info.path)]
     found = clues(flag_clues, inputs, nodes, info, known)
     if found:
         return found[0].kind, found

@@ -171,6 +171,12 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(first[:3]) + "."
         if others:
             text += " The guard also depends on: " + "; ".join(others[:3]) + "."
+    elif r.audience == "test":
+        text = (
+            f"The project's own tests: {r.clues[0].code} is test code, run by the project's "
+            "test suite and not by a server or a program using the library, so it fails when "
+            "a test fails."
+        )
     elif r.audience == "internal":
         text = (
             f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "

@@ -23,6 +23,7 @@ from errkb.knowledge import (
     input_fixes,
     message,
     swallowed,
+    test_suite,
     versions,
 )
 from errkb.knowledge.advice_example import advice_example
@@ -129,6 +130,8 @@ def solutions(
     order = sorted(by_cause, key=lambda k: k != r.audience)
     inputs = [f for k in order if k != "flag" for f in by_cause[k]]
     ups, downs = versions.history_fixes(tl, project, releases, pypi_name)
+    if r.audience == "test":  # a test failed: what that means first, no server input
+        return [test_suite.test_suite_fix(site.path, project), *advice, *ups]
     if r.audience == "internal":  # proven: the code's own state, so it goes upstream first
         out = [cause_fixes.report_fix(r, project, first=True), *advice, *ups, *flag_fixes]
         out += inputs

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from errkb.core.records import Site
+from errkb.knowledge.evidence import in_test_code
 from errkb.knowledge.facts import Fix
 
 # `pip install pkg`, then the words that look like packages or options (`-U`, `x>=1`, `a_b`),
@@ -54,16 +55,21 @@ def kind_note(site: Site) -> KindNote | None:
 
 
 def _assert(site: Site) -> KindNote:
-    text = (
-        "An internal check failed: the code asserts a condition that must hold at this point, "
-        "and it did not."
-    )
+    in_tests = in_test_code(site.path)
+    if in_tests:
+        text = "A test failed: this assert is a check of the project's own tests or test tools."
+    else:
+        text = (
+            "An internal check failed: the code asserts a condition that must hold at this "
+            "point, and it did not."
+        )
     if not site.template.segments:
         text += " The assert has no message: the traceback shows only its line."
-    text += (
-        " Asserts are skipped when Python runs with -O, so with that option the same input "
-        "fails later, elsewhere."
-    )
+    if not in_tests:
+        text += (
+            " Asserts are skipped when Python runs with -O, so with that option the same input "
+            "fails later, elsewhere."
+        )
     return KindNote(text)
 
 

@@ -71,8 +71,8 @@ def read_site(
     inputs = site_inputs(site, vocab)
     handlers = handlers_of(site.conditions)
     text = site.template.literal_text
-    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text)
-    nodes = [n for g in groups for n in g]
+    info = SiteInfo(site.qualname, site.exception, resolved, handlers, text, site.path)
+    nodes = [n for g in groups for n in g] + checked(site)
     kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
     return Reading(
         site=site,
@@ -88,6 +88,19 @@ def read_site(
         web_url=web_url,
         resolved=resolved,
     )
+
+
+def checked(site: Site) -> list[ast.expr]:
+    """What an assert or a lookup tests itself (`x % 4 == 0`, `params_dict[name]`): not in its
+    guard chain, yet the names who hits it is traced from."""
+    if site.kind not in ("assert", "lookup") or not site.check:
+        return []
+    if site.conditions and site.conditions[-1].kind == "assert":
+        return []  # already the guard's last link (`knowledge.with_own_check`)
+    try:
+        return [ast.parse(site.check, mode="eval").body]
+    except (SyntaxError, ValueError, RecursionError):
+        return []
 
 
 def flag_clues(flags: list[Involvement]) -> list[str]:

@@ -21,7 +21,8 @@ __all__ = ["FlagLink", "FlagSide", "Polarity", "Vocabulary", "flag_links"]
 
 SegmentKind = Literal["text", "placeholder"]
 # The statement a guard comes from (see Condition).
-ConditionKind = Literal["if", "elif", "while", "for", "with", "case", "except", "try"]
+# "assert": an assert's own check, added when it is explained (`knowledge.with_own_check`).
+ConditionKind = Literal["if", "elif", "while", "for", "with", "case", "except", "try", "assert"]
 # Where a snapshot was read from.
 SnapshotKind = Literal["git", "pypi", "dir"]
 # What an ingest did with one snapshot.

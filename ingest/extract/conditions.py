@@ -10,12 +10,16 @@ guards that matter.
 
 Local names read by a condition are resolved to the single assignment that reaches the test, so
 `if pd_enabled:` explains itself (`pd_enabled` -> `get_disagg().disaggregation_mode != 'null'`).
+In a method, `self.name` is resolved to what the class assigns it (`self.tp_size` ->
+`server_args.tp_size`), so a value copied into the object can be traced to its input; and a
+parameter of a module-level function or a method to what its callers in the module pass.
 """
 
 from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from errkb.core.records import Condition, ConditionKind
@@ -116,9 +120,96 @@ def _entry_conditions(
 
 
 def _resolved(
+    exprs: list[ast.expr],
+    text: str,
+    scope: Scope,
+    pos: Position,
+    attributes: Mapping[str, tuple[str, ...]],
+    params: Passed,
+) -> tuple[tuple[str, str], ...]:
+    """Local names read by `exprs` (written `text`) mapped to the one assignment reaching `pos`;
+    then the `self.name` attributes they read mapped to what the class assigns them, and the
+    parameters to what the callers in the module pass."""
+    found = _locals(exprs, text, scope, pos)
+    if attributes and "self." in text:
+        found += _attributes(exprs, attributes)
+    blob = " ".join([text, *(value for _, value in found)])
+    if params.names and any(name in blob for name in params.names):
+        found += _parameters(exprs, found, scope, pos, params)
+    return found
+
+
+class Passed:
+    """What the callers of a scope's function pass for its parameters (`ingest.extract.callers`),
+    found only when a guard reads a parameter."""
+
+    def __init__(self, names: frozenset[str], find: Callable[[], Mapping[str, str]]) -> None:
+        self.names = names
+        self._find = find
+        self._values: Mapping[str, str] | None = None
+
+    @property
+    def values(self) -> Mapping[str, str]:
+        """Parameter -> the source the calls pass for it."""
+        if self._values is None:
+            self._values = self._find()
+        return self._values
+
+
+NO_PARAMS = Passed(frozenset(), dict)
+
+
+def _parameters(
+    exprs: list[ast.expr],
+    found: tuple[tuple[str, str], ...],
+    scope: Scope,
+    pos: Position,
+    params: Passed,
+) -> tuple[tuple[str, str], ...]:
+    """Parameters read by `exprs` or by the locals they resolve to, still holding what the caller
+    passed at `pos`, mapped to the callers' arguments."""
+    trees = list(exprs)
+    for _, value in found:
+        try:
+            trees.append(ast.parse(value, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    seen = dict(found)
+    out: dict[str, str] = {}
+    for tree in trees:
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Name) or n.id in seen or n.id in out:
+                continue
+            if n.id in params.names and scope.lookup(n.id, pos) is None:
+                passed = params.values.get(n.id)
+                if passed is not None:
+                    out[n.id] = passed
+    return tuple(out.items())
+
+
+def _attributes(
+    exprs: list[ast.expr], attributes: Mapping[str, tuple[str, ...]]
+) -> tuple[tuple[str, str], ...]:
+    """`self.name` -> the value its class assigns (several values as one tuple's source)."""
+    seen: dict[str, str] = {}
+    for e in exprs:
+        for n in ast.walk(e):
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+                and n.attr in attributes
+            ):
+                values = attributes[n.attr]
+                key = f"self.{n.attr}"
+                if key not in seen:
+                    seen[key] = values[0] if len(values) == 1 else f"({', '.join(values)})"
+    return tuple(seen.items())
+
+
+def _locals(
     exprs: list[ast.expr], text: str, scope: Scope, pos: Position
 ) -> tuple[tuple[str, str], ...]:
-    """Local names read by `exprs` (written `text`) mapped to the one assignment reaching `pos`."""
     assigned = scope.assigned_names
     if not exprs or not any(name in text for name in assigned):  # cheap: no walk needed
         return ()
@@ -145,8 +236,17 @@ class GuardChains:
     """Guard chains of the raises in one scope; the raises of a scope share most of their guards,
     so each guard's condition (its unparsed text and resolved names) is built once."""
 
-    def __init__(self, scope: Scope) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        attributes: Mapping[str, tuple[str, ...]],
+        params: Passed = NO_PARAMS,
+    ) -> None:
+        """`attributes`: what the scope's class assigns to each `self.name` (see
+        `ingest.extract.attributes`), empty outside a method; `params`: what the callers pass."""
         self.scope = scope
+        self.attributes = attributes
+        self.params = params
         self._entries: dict[tuple[int, str, int, bool], tuple[Condition, ...]] = {}
         self._exit_indices: dict[int, list[int]] = {}
         self._exits: dict[tuple[int, int], Condition] = {}
@@ -174,7 +274,13 @@ class GuardChains:
         if found is None:
             pos = position(outer)
             found = self._entries[key] = tuple(
-                Condition(kind, expr, holds, line, _resolved(reads, expr, self.scope, pos))
+                Condition(
+                    kind,
+                    expr,
+                    holds,
+                    line,
+                    _resolved(reads, expr, self.scope, pos, self.attributes, self.params),
+                )
                 for kind, expr, holds, line, reads in _entry_conditions(entry, elif_)
             )
         return found
@@ -192,7 +298,8 @@ class GuardChains:
             if condition is None:
                 test: ast.expr = block[k].test  # type: ignore[attr-defined]
                 text = ast.unparse(test)
-                resolved = _resolved([test], text, self.scope, (*position(outer), (block, k)))
+                at = (*position(outer), (block, k))
+                resolved = _resolved([test], text, self.scope, at, self.attributes, self.params)
                 condition = Condition("if", text, False, block[k].lineno, resolved)
                 self._exits[(id(block), k)] = condition
             out.append(condition)

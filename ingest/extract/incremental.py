@@ -44,6 +44,9 @@ from errkb.core.records import (
     UnitResult,
 )
 from errkb.ingest.extract import flags_of
+from errkb.ingest.extract.attributes import ClassAttributes, class_attributes
+from errkb.ingest.extract.attributes import used as used_attributes
+from errkb.ingest.extract.callers import call_texts
 from errkb.ingest.extract.classes import class_defs
 from errkb.ingest.extract.decode import FLAG_MARKER, decoded, may_define_flags, rejected
 from errkb.ingest.extract.flag_defs import flag_class_globs
@@ -217,7 +220,7 @@ def extract_by_units(
         else frozenset(_IDENT.findall(units[k].text(lines)))
         for k in markers - flagged
     }
-    contexts = _contexts(tree, lines, units, names)
+    contexts = _contexts(tree, plan, units, names, class_attributes(plan.text))
     stale = {k for k, r in reused.items() if r.context != contexts[k]}
     if stale:
         for k in stale:
@@ -292,10 +295,16 @@ def _parse(plan: Plan, units: list[Unit], hide: set[int]) -> tuple[ast.Module | 
 
 
 def _contexts(
-    tree: ast.Module, lines: list[str], units: list[Unit], names: dict[int, frozenset[str]]
+    tree: ast.Module,
+    plan: Plan,
+    units: list[Unit],
+    names: dict[int, frozenset[str]],
+    attributes: ClassAttributes,
 ) -> dict[int, str]:
     """For each unit in `names` (the identifiers it uses), a digest of the module and class
-    statements binding those names."""
+    statements binding those names, of what its class assigns to `self.` those names, and of
+    the calls of its function in the module (what its parameters are traced to)."""
+    lines, text = plan.lines, plan.text
     module = _bindings(tree.body, lines)
     owners = {units[k].owner_line for k in names}
     classes = {
@@ -306,7 +315,11 @@ def _contexts(
     out = {}
     for k, used in names.items():
         owner = classes.get(units[k].owner_line, {})
-        out[k] = _digest("\1".join([_used(module, used), _used(owner, used)]))
+        u = units[k]
+        mine = attributes.get(u.owner, {}) if u.owner else {}
+        calls = "\0".join(call_texts(text, u.name, u.owner))
+        parts = [_used(module, used), _used(owner, used), used_attributes(mine, used), calls]
+        out[k] = _digest("\1".join(parts))
     return out
 
 

@@ -14,10 +14,20 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from errkb.core.records import ExtractConfig, Segment, Site, SiteKind, Template
-from errkb.ingest.extract.conditions import BlockEntry, GuardChains, PathStep, position
+from errkb.ingest.extract.attributes import ClassAttributes, class_attributes
+from errkb.ingest.extract.callers import call_texts, passed
+from errkb.ingest.extract.conditions import (
+    NO_PARAMS,
+    BlockEntry,
+    GuardChains,
+    Passed,
+    PathStep,
+    position,
+)
 from errkb.ingest.extract.raised import raised, raised_name
 from errkb.ingest.extract.reasons import site_notes
 from errkb.ingest.extract.scope import Scope
@@ -71,8 +81,10 @@ class _InScope(NamedTuple):
     guards: GuardChains
 
     @classmethod
-    def of(cls, scope: Scope) -> _InScope:
-        return cls(scope, TemplateBuilder(scope), GuardChains(scope))
+    def of(
+        cls, scope: Scope, attributes: Mapping[str, tuple[str, ...]], params: Passed = NO_PARAMS
+    ) -> _InScope:
+        return cls(scope, TemplateBuilder(scope), GuardChains(scope, attributes, params))
 
 
 class SiteFinder:
@@ -95,6 +107,7 @@ class SiteFinder:
         self.lookups = frozenset(config.lookups)
         self.sites: list[Site] = []
         self.hits = lines_mentioning(parsed_text or lines.text, config.markers)
+        self.attributes: ClassAttributes | None = None
 
     def _may_hold_site(self, stmt: ast.stmt) -> bool:
         """True when the statement's lines mention a marker word (else skip its subtree)."""
@@ -104,7 +117,7 @@ class SiteFinder:
     def run(self, tree: ast.Module) -> list[Site]:
         """Every matching site of the module, in source order."""
         module = Scope(tree, tree.body)
-        self._block(tree.body, (), None, _InScope.of(module), ())
+        self._block(tree.body, (), None, _InScope.of(module, {}), ())
         return self.sites
 
     def _block(
@@ -148,7 +161,37 @@ class SiteFinder:
         if owner is None and isinstance(node, _FUNCTIONS):
             owner = parent.owner_class if _is_nested_in_method(parent) else None
         scope = Scope(node, node.body, parent, position(frames), owner)
-        self._block(node.body, (), None, _InScope.of(scope), (*names, node.name))
+        here = _InScope.of(scope, self._attributes_of(owner), self._passed(node, scope))
+        self._block(node.body, (), None, here, (*names, node.name))
+
+    def _passed(self, node: ast.AST, scope: Scope) -> Passed:
+        """What the module's callers pass to a module-level function or a top-level class's
+        method (the functions `ingest.extract.units` caches one by one)."""
+        if not isinstance(node, _FUNCTIONS) or scope.parent is None:
+            return NO_PARAMS
+        owner = scope.parent
+        if owner.parent is None:
+            cls = ""
+        elif isinstance(owner.node, ast.ClassDef) and owner.parent.parent is None:
+            cls = owner.node.name
+        else:
+            return NO_PARAMS
+        args = node.args
+        names = frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+        text = self.lines.text
+
+        def find() -> dict[str, str]:
+            return passed(call_texts(text, node.name, cls), node, bool(cls))
+
+        return Passed(names - {"self", "cls"}, find)
+
+    def _attributes_of(self, owner: Scope | None) -> Mapping[str, tuple[str, ...]]:
+        """What a top-level class assigns to its `self.name`s (read once per file)."""
+        if owner is None or owner.parent is None or owner.parent.parent is not None:
+            return {}
+        if self.attributes is None:
+            self.attributes = class_attributes(self.lines.text)
+        return self.attributes.get(getattr(owner.node, "name", ""), {})
 
     def _raise(
         self,

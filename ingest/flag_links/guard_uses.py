@@ -2,7 +2,9 @@
 
 A guard condition is walked through its boolean structure (negations, `and` / `or`, one-operator
 comparisons), tracking the truth value the raise needs, and local names are followed through the
-expressions assigned to them (`pd_enabled` -> `get_disagg().disaggregation_mode != "null"`).
+expressions assigned to them (`pd_enabled` -> `get_disagg().disaggregation_mode != "null"`), as
+are `self.` attributes through what their class assigns and parameters through what the callers
+in the module pass (`self.tp_size` -> `server_args.tp_size`).
 `required` says whether every way of reaching the raise needs the use (changing that flag alone
 avoids the guard) or it is one alternative among several.
 """
@@ -77,11 +79,13 @@ class _Analyzer:
         self._through: dict[tuple[str, bool, str | None, int, bool], list[GuardUse]] = {}
 
     def _deref(self, node: ast.expr) -> tuple[ast.expr, str | None]:
-        """A local name resolved to a flag read stands for that read (`tp = args.tp_size`)."""
-        if isinstance(node, ast.Name) and node.id in self.resolved:
-            sub = parse_expr(self.resolved[node.id])
+        """A local name (or `self.` attribute) resolved to a flag read stands for that read
+        (`tp = args.tp_size`, `self.tp_size = server_args.tp_size`)."""
+        key = _key(node, self.resolved)
+        if key is not None:
+            sub = parse_expr(self.resolved[key])
             if sub is not None and self.reads.dest(sub) is not None:
-                return sub, node.id
+                return sub, key
         return node, None
 
     def uses(
@@ -101,10 +105,10 @@ class _Analyzer:
                 yield from self.uses(value, need, required and every, via, depth)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             yield from self._compare(node, need, required, via, depth)
-        elif isinstance(node, ast.Name) and node.id in self.resolved:
-            sub = parse_expr(self.resolved[node.id])
+        elif (key := _key(node, self.resolved)) is not None:
+            sub = parse_expr(self.resolved[key])
             if sub is not None:
-                yield from self.uses(sub, need, required, via or node.id, depth + 1)
+                yield from self.uses(sub, need, required, via or key, depth + 1)
         else:
             yield from self.other(node, required, via, depth)
 
@@ -136,15 +140,26 @@ class _Analyzer:
         for child, built in _tested_parts(node):
             if (dest := self.reads.dest(child)) is not None:
                 yield GuardUse(dest, "other", None, required, via)
-            elif isinstance(child, ast.Name) and child.id in self.resolved and depth < _MAX_DEPTH:
-                key = (child.id, required, via or child.id, depth + 1, built)
+            elif (name := _key(child, self.resolved)) is not None and depth < _MAX_DEPTH:
+                key = (name, required, via or name, depth + 1, built)
                 if (found := self._through.get(key)) is None:
-                    sub = parse_expr(self.resolved[child.id])
+                    sub = parse_expr(self.resolved[name])
                     if sub is not None and built:
                         sub = _built_object(sub)
                     found = [] if sub is None else list(self.other(sub, *key[1:4]))
                     self._through[key] = found
                 yield from found
+
+
+def _key(node: ast.AST, resolved: Mapping[str, str]) -> str | None:
+    """The key `resolved` holds for a local name or a `self.` attribute (see
+    `ingest.extract.conditions`), if any."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in resolved else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        key = f"{node.value.id}.{node.attr}"
+        return key if key in resolved else None
+    return None
 
 
 def _built_object(node: ast.expr) -> ast.expr | None:

@@ -240,3 +240,48 @@ def test_sglang_release_pair_by_units_equals_whole_file_extraction() -> None:
         assert same(result, extract_file(data, path, CONFIG)), path
     print(f"0.5.22: {len(changed)} changed files, {sites} sites, {reused} units reused")
     assert reused > 1500  # 1,964 when written: most functions with sites did not change
+
+
+def test_a_method_reuses_its_sites_only_while_its_class_assigns_the_same_attributes() -> None:
+    cache = UnitCache()
+    source = """
+        class Runner:
+            def __init__(self, server_args):
+                self.tp_size = server_args.tp_size
+
+            def check(self):
+                if self.tp_size > 8:
+                    raise ValueError("too many GPUs")
+        """
+    first = module(source)
+    result, by_units, _ = cache.extract(first, "pkg/runner.py")
+    assert by_units and same(result, extract_file(first, "pkg/runner.py", CONFIG))
+    (site,) = result.sites
+    assert site.conditions[0].resolved == (("self.tp_size", "server_args.tp_size"),)
+    changed = module(source.replace("server_args.tp_size", "server_args.dp_size"))
+    result, by_units, _ = cache.extract(changed, "pkg/runner.py")
+    assert by_units and same(result, extract_file(changed, "pkg/runner.py", CONFIG))
+    (site,) = result.sites
+    assert site.conditions[0].resolved == (("self.tp_size", "server_args.dp_size"),)
+
+
+def test_a_function_reuses_its_sites_only_while_its_callers_pass_the_same_arguments() -> None:
+    cache = UnitCache()
+    source = """
+        def check_tp(tp):
+            if tp > 8:
+                raise ValueError("too many GPUs")
+
+        def launch(server_args):
+            check_tp(server_args.tp_size)
+        """
+    first = module(source)
+    result, by_units, _ = cache.extract(first, "pkg/launch.py")
+    assert by_units and same(result, extract_file(first, "pkg/launch.py", CONFIG))
+    (site,) = result.sites
+    assert site.conditions[0].resolved == (("tp", "server_args.tp_size"),)
+    changed = module(source.replace("check_tp(server_args.tp_size)", "check_tp(tp=args.dp)"))
+    result, by_units, _ = cache.extract(changed, "pkg/launch.py")
+    assert by_units and same(result, extract_file(changed, "pkg/launch.py", CONFIG))
+    (site,) = result.sites
+    assert site.conditions[0].resolved == (("tp", "args.dp"),)

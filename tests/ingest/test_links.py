@@ -276,3 +276,12 @@ def test_a_flag_given_to_a_builder_is_not_tested_by_a_guard_on_what_it_built() -
         )
     )
     assert set(tested) == {"chunked_prefill_size", "disaggregation_mode"}
+
+
+def test_an_attribute_the_class_copied_from_a_flag_links_to_it() -> None:
+    resolved = (("self.tp_size", "server_args.tp_size"),)
+    s = site((Condition("if", "self.tp_size > 8", True, 1, resolved),))
+    links = by_dest(s)
+    assert (links["tp_size"].polarity, links["tp_size"].value) == ("other", "> 8")
+    assert links["tp_size"].via == "self.tp_size"
+    assert not by_dest(site((cond("self.tp_size > 8"),)))  # unresolved, it is no flag read

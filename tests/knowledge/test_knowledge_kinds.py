@@ -102,3 +102,12 @@ def test_a_missing_key_in_load_weights_points_at_the_checkpoint() -> None:
     ex = explain_error(site, [], None, project="demo")
     assert ex.what_it_means.text.startswith("The key printed after KeyError is not in params_dict")
     assert ex.solutions[0].kind == "model" and "config.json" in ex.solutions[0].text
+
+
+def test_an_assert_outside_any_if_is_raised_when_its_own_check_fails() -> None:
+    site = _site("def f(ratio):\n    assert ratio in (4, 128)\n", "AssertionError")
+    ex = explain_error(site, [], None, project="demo")
+    assert "no condition guards" not in ex.what_it_means.text
+    assert "Raised in f, when ratio is not 4 or 128." in ex.what_it_means.text
+    assert "when ratio is not 4 or 128" in ex.trigger.text
+    assert not any("no condition guards" in s.text for s in ex.solutions)

@@ -1,0 +1,179 @@
+"""Who hits it, traced from the code: each rule on a small real source shape, extracted by the
+real extractor and explained with the default pins' vocabulary (no database)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from errkb.core.records import ExtractConfig
+from errkb.ingest.extract import extract_file
+from errkb.ingest.pins import load_pins
+from errkb.knowledge import Explanation, explain_error
+
+ROOT = Path(__file__).resolve().parents[2]
+VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
+EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
+SRT = "python/sglang/srt/layers/example.py"
+
+
+def explained(source: str, path: str = SRT, exception: str = "ValueError") -> Explanation:
+    """The explanation of the one site of `exception` the source raises."""
+    result = extract_file(textwrap.dedent(source).encode(), path, EVERY)
+    (site,) = [s for s in result.sites if s.exception == exception]
+    return explain_error(site, [], None, project="sglang", vocabulary=VOCAB)
+
+
+def test_an_assert_is_traced_from_what_it_checks() -> None:
+    ex = explained(
+        """
+        from sglang.srt.environ import envs
+
+        def staging_buffer(n):
+            assert not envs.SGLANG_ENABLE_STAGING.get(), "staging is on"
+            return n
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind == "environment"
+    assert "SGLANG_ENABLE_STAGING is an environment variable" in ex.who_hits_it.evidence
+
+
+def test_an_assert_on_the_platform_is_the_hardware() -> None:
+    ex = explained(
+        """
+        from sglang.srt.utils import is_cuda
+
+        def kernel(x):
+            assert is_cuda(), "this kernel needs CUDA"
+            return x
+        """,
+        exception="AssertionError",
+    )
+    assert ex.who_hits_it.kind == "hardware"
+    assert any("is_cuda" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_local_is_traced_to_the_request_field_it_holds() -> None:
+    ex = explained(
+        """
+        def check(req):
+            top_k = req.sampling_params.top_k
+            if top_k < -1:
+                raise ValueError("bad top_k")
+        """
+    )
+    assert ex.who_hits_it.kind == "request_field"
+    assert any("top_k" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_check_in_the_projects_tests_is_hit_by_its_test_suite() -> None:
+    source = """
+        def test_runs(server_args):
+            assert server_args.tp_size == 2
+        """
+    ex = explained(source, "python/sglang/test/runners/test_tp.py", "AssertionError")
+    assert ex.who_hits_it.kind == "test"
+    assert "test code" in ex.who_hits_it.text and "could not tell" not in ex.who_hits_it.text
+    # the same check in the server's own code is traced to the flag it reads
+    ex = explained(source, SRT, "AssertionError")
+    assert ex.who_hits_it.kind == "flag"
+
+
+def test_a_self_attribute_is_traced_to_the_server_setting_init_copied() -> None:
+    ex = explained(
+        """
+        class Runner:
+            def __init__(self, server_args):
+                self.tp_size = server_args.tp_size
+                self.pages = []
+
+            def check(self):
+                if self.tp_size > 8 and not self.pages:
+                    raise ValueError("too many GPUs")
+        """
+    )
+    assert ex.who_hits_it.kind == "flag"
+    assert (
+        "`server_args.tp_size` is a server setting (tp_size), read through `self.tp_size`"
+        in ex.who_hits_it.evidence
+    )
+
+
+def test_a_self_attribute_is_traced_to_the_model_config_of_another_method() -> None:
+    ex = explained(
+        """
+        class Attention:
+            def __init__(self, config):
+                self.setup(config)
+
+            def setup(self, config):
+                self.num_heads = (
+                    config.num_attention_heads
+                )
+
+            def forward(self, x):
+                if self.num_heads % 2:
+                    raise ValueError("odd heads")
+        """,
+        "python/sglang/srt/models/example.py",
+    )
+    assert ex.who_hits_it.kind == "model_config"
+    assert any("read through `self.num_heads`" in e for e in ex.who_hits_it.evidence)
+
+
+def test_an_attribute_of_another_class_is_not_taken_for_this_ones() -> None:
+    ex = explained(
+        """
+        class Config:
+            def __init__(self, server_args):
+                self.tp_size = server_args.tp_size
+
+        class Runner:
+            def check(self):
+                if self.tp_size > 8:
+                    raise ValueError("too many GPUs")
+        """
+    )
+    assert not any("read through" in e for e in ex.who_hits_it.evidence)
+
+
+def test_a_parameter_is_traced_through_its_call_site_to_the_flag_passed() -> None:
+    ex = explained(
+        """
+        def check_tp(tp):
+            if tp > 8:
+                raise ValueError("too many GPUs")
+
+        def launch(server_args):
+            check_tp(server_args.tp_size)
+        """
+    )
+    assert ex.who_hits_it.kind == "flag"
+    assert (
+        "`server_args.tp_size` is a server setting (tp_size), read through `tp`"
+        in ex.who_hits_it.evidence
+    )
+
+
+def test_a_method_parameter_is_traced_through_self_calls_and_the_constructor() -> None:
+    ex = explained(
+        """
+        class Sampler:
+            def __init__(self, top_k):
+                if top_k < -1:
+                    raise ValueError("top_k must be -1 or more")
+
+            def _check(self, name):
+                if name not in ("a", "b"):
+                    raise KeyError(name)
+
+            def run(self, req):
+                self._check(name=req.sampling_params.top_p)
+
+        def make(req):
+            return Sampler(req.sampling_params.top_k)
+        """
+    )
+    assert ex.who_hits_it.kind == "request_field"
+    assert any("read through `top_k`" in e for e in ex.who_hits_it.evidence)
