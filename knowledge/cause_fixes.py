@@ -13,9 +13,11 @@ from __future__ import annotations
 import ast
 import re
 
+from errkb.knowledge import hardware
 from errkb.knowledge.evidence import WhoKind
 from errkb.knowledge.facts import Fix, Provenance
 from errkb.knowledge.reading import Reading
+from errkb.knowledge.requirements import Requirement, required_version
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 MAX_CODE = 120
@@ -106,7 +108,9 @@ def registry_fix(r: Reading) -> Fix | None:
     text = (
         "If this release should support it, look earlier in the log for an import error: a "
         "module that fails to import (a missing package, or another version of transformers or a "
-        "kernel library) never registers what it provides, and the lookup then fails here."
+        "kernel library) never registers what it provides, and the lookup then fails here. "
+        "If the model is newer than this release, upgrade: support for a new architecture "
+        "comes with a new release."
     )
     return Fix("model", text, ("derived:conditions", "derived:message"))
 
@@ -129,15 +133,40 @@ def hardware_fixes(r: Reading) -> list[Fix]:
             "GPUs) so that it does not hold."
         )
     else:
-        text += " Run on hardware for which that test does not hold."
-    return [Fix("model", text, _PROV)]
+        needs = hardware.capability([n for g in r.groups for n in g])
+        said = hardware.stated(r.site.template)
+        if needs:
+            text += f" The code needs a GPU of {needs}."
+        if said:
+            text += f" The message states what it accepts: “{said}”"
+        if not (needs or said):
+            text += " Run on hardware for which that test does not hold."
+    prov: tuple[Provenance, ...] = _PROV
+    if not parallel and hardware.stated(r.site.template):
+        prov = ("derived:conditions", "derived:message")
+    return [Fix("model", text, prov)]
+
+
+def requirement(r: Reading) -> Requirement | None:
+    """The package version the guard's checks or the message require, if spelled out."""
+    return required_version([n for g in r.groups for n in g], r.site.template)
 
 
 def dependency_fixes(r: Reading) -> list[Fix]:
     """The package or version the guard checks: install or change it."""
+    req = requirement(r)
+    named = []
+    if req is not None:
+        where = (
+            f"the check `{_short(req.source)}`"
+            if req.provenance != "derived:message"
+            else (f"the message: “{req.source}”")
+        )
+        text = f"Install {req.spec} in the same environment as the server: {where} requires it."
+        named.append(Fix("model", text, (req.provenance,), command=f"pip install '{req.spec}'"))
     clues = [c for c in r.clues if c.kind == "dependency"]
     if not clues:
-        return []
+        return named
     tested = [t for t in tests_of(r, "dependency") if t]
     if tested:
         text = f"Check the installed packages: the error is raised when {_quoted(tested)} holds."
@@ -147,7 +176,7 @@ def dependency_fixes(r: Reading) -> list[Fix]:
         )
     text += " Install the package the check names, or the version it asks for, in the same "
     text += "environment as the server; an import error printed earlier in the log says which."
-    return [Fix("model", text, _PROV)]
+    return named + [Fix("model", text, _PROV)]
 
 
 def report_fix(r: Reading, project: str, *, first: bool) -> Fix:

@@ -39,7 +39,8 @@ def _default(inv: Involvement) -> str | None:
     return cli_value(d.default) if d is not None and d.default is not None else None
 
 
-def _choices(inv: Involvement) -> list[str]:
+def known_choices(inv: Involvement) -> list[str]:
+    """The flag's choices as values (none when they are given as an expression)."""
     d = inv.definition
     if d is None or not d.choices:
         return []
@@ -53,7 +54,7 @@ def _choices(inv: Involvement) -> list[str]:
 
 def _other_than(inv: Involvement, excluded: list[str], prefer_default: bool) -> str | None:
     default = _default(inv)
-    candidates = [c for c in _choices(inv) if c not in excluded]
+    candidates = [c for c in known_choices(inv) if c not in excluded]
     if prefer_default and default is not None and default not in excluded:
         return default
     non_default = [c for c in candidates if c != default]

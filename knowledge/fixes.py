@@ -19,16 +19,19 @@ from errkb.core.records import Site, Vocabulary
 from errkb.knowledge import (
     cause_fixes,
     environment,
+    input_examples,
     input_fixes,
     message,
     swallowed,
     test_suite,
     versions,
 )
+from errkb.knowledge.advice_example import advice_example
 from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.flag_fixes import flag_fixes_of
 from errkb.knowledge.reading import Reading, read_site
+from errkb.knowledge.requirements import requirement_example
 from errkb.knowledge.wording import (
     code,
     condition_clauses,
@@ -167,12 +170,21 @@ def example_fix(
     pypi_name: str | None = None,
     releases: Collection[str] = (),
 ) -> ExampleFix | None:
-    """Before/after: flags, a request body, an environment line, or the release to move to."""
+    """Before/after: the flags the guard tests, the flag change the message advises, a request
+    body, an environment line, the package version the code requires, or the release to move
+    to."""
     found = _flag_example(site, flags, launch_command, reading)
+    if found is None:  # the change the message itself advises, when it names a flag
+        found = advice_example(site.template, flags, launch_command)
     if found is None and reading is not None:
-        found = input_fixes.request_example(reading) or input_fixes.environment_example(
-            reading, launch_command
+        found = (
+            input_fixes.request_example(reading)
+            or input_examples.request_value_example(reading)
+            or input_fixes.environment_example(reading, launch_command)
+            or input_examples.environment_value_example(reading, launch_command)
         )
+    if found is None and reading is not None and (req := cause_fixes.requirement(reading)):
+        found = requirement_example(req)  # the package version the code requires
     intent = reading.intent if reading is not None else None
     return found or versions.version_example(tl, pypi_name, releases, intent)
 

@@ -44,6 +44,11 @@ _WHY_WORDS = (
 )
 _SECTIONS = re.compile(r"\b(?:Args|Arguments|Parameters|Returns|Raises|Example|Note)s?:")
 _END = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!etc)(?<!vs)[.!?](?=\s|$)")
+# A name written as a constant (`FLAG`, `SUPPORTED_MODES`, `consts.MAX_SIZE`), not a short
+# kernel dimension such as `D` or `HV`, which the message prints as the value it has.
+_CONSTANT = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|(?:[A-Za-z_]\w*\.)*_?[A-Z]{4,}"
+)
 _PAREN = re.compile(r"\(([^()]{3,120})\)")
 _GATE = re.compile(
     r"^(?:gated|limited|restricted|applies|applied|only|used|reached|taken)\s+(?:to|for|on|when)?\s*",
@@ -58,17 +63,21 @@ def constant_values(site: Site) -> dict[str, str]:
 
 def with_constants(site: Site) -> Site:
     """The site with the constants its message prints shown as their values (`{MODES}` ->
-    `('a', 'b')`, as Python prints them), so every quote of the message reads as the log does."""
+    `('a', 'b')`, as Python prints them), so every quote of the message reads as the log does.
+
+    A constant whose value the snapshot does not give (imported from another module, or computed)
+    is said in words, `<value of MODES>`: a bare `{MODES}` reads as a broken template."""
     values = constant_values(site)
-    if not values:
-        return site
     segments: list[Segment] = []
     for seg in site.template.segments:
         value = values.get(seg.text) if seg.kind == "placeholder" else None
-        if value is None or seg.format_spec:
+        if seg.kind == "placeholder" and value is None and _CONSTANT.fullmatch(seg.text):
+            shown = f"<value of {seg.text}>"
+        elif value is None or seg.format_spec:
             segments.append(seg)
             continue
-        shown = _printed(value, seg.conversion)
+        else:
+            shown = _printed(value, seg.conversion)
         if segments and segments[-1].kind == "text":
             segments[-1] = Segment("text", segments[-1].text + shown)
         else:

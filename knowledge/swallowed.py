@@ -23,6 +23,7 @@ class Caught:
 
     classes: tuple[str, ...]
     action: str
+    looped: bool = False  # the `try` is inside a loop: the code goes on with its next pass
 
 
 def _handlers(expr: str) -> list[tuple[tuple[str, ...], str]]:
@@ -39,12 +40,16 @@ def _handlers(expr: str) -> list[tuple[tuple[str, ...], str]]:
 def caught(site: Site) -> Caught | None:
     """The handler around the raise that catches it and does not raise again, if any."""
     names = {site.exception, site.exception.rsplit(".", 1)[-1]}
-    for cond in reversed(site.conditions):  # innermost `try` first
+    for k in range(len(site.conditions) - 1, -1, -1):  # innermost `try` first
+        cond = site.conditions[k]
         if cond.kind != "try":
             continue
         for classes, action in _handlers(cond.expr):
             if names & set(classes) or _CATCH_ALL & set(classes):
-                return None if action == "raises" else Caught(classes, action)
+                if action == "raises":
+                    return None
+                looped = any(c.kind in ("for", "while") for c in site.conditions[:k])
+                return Caught(classes, action, looped)
     return None
 
 
@@ -53,12 +58,25 @@ def swallowed_fix(site: Site) -> Fix | None:
     found = caught(site)
     if found is None:
         return None
-    what = "logs it and goes on" if found.action == "logs" else "goes on without it"
     handler = f"`except {', '.join(found.classes)}`"
-    seen = "a warning in the log" if found.action == "logs" else "nothing but the fallback"
-    text = (
-        f"This error does not stop the program: the code around the raise catches it "
-        f"({handler}), {what}, so you see {seen} and the code takes its fallback. Nothing needs "
-        "fixing unless that fallback is unwanted; then the conditions below say what leads here."
+    then = (
+        ", then goes on with the loop's next pass (a retry, or the next item)"
+        if found.looped
+        else ""
     )
+    if found.action == "logs":
+        text = (
+            f"This error may not stop the program: the code around the raise catches it "
+            f"({handler}) and logs it instead of letting it propagate{then}. You see it in the "
+            "log; what follows is the handler's fallback, a retry, or only this request or "
+            "transfer failing. If the program works on, nothing needs fixing unless that outcome "
+            "is unwanted; otherwise the conditions below say what leads here."
+        )
+    else:
+        text = (
+            f"This error does not stop the program: the code around the raise catches it "
+            f"({handler}) and goes on without it{then}, so nothing is shown and the code takes "
+            "its fallback. Nothing needs fixing unless that fallback is unwanted; then the "
+            "conditions below say what leads here."
+        )
     return Fix("condition", text, ("derived:conditions",))

@@ -366,7 +366,7 @@ def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:
     found = extract_file(src.encode(), "x.py", ExtractConfig()).sites
     sites = {s.template.literal_text: s for s in found}
     quiet = explain_error(sites["not a json file"], [], None, project="srv")
-    assert quiet.solutions[0].text.startswith("This error does not stop the program")
-    assert "`except ValueError`" in quiet.solutions[0].text and "warning" in quiet.solutions[0].text
+    assert quiet.solutions[0].text.startswith("This error may not stop the program")
+    assert "`except ValueError`" in quiet.solutions[0].text and "log" in quiet.solutions[0].text
     loud = explain_error(sites["no path"], [], None, project="srv")
     assert not any("does not stop" in s.text for s in loud.solutions)
