@@ -94,6 +94,10 @@ def _joined(facts: list[str]) -> str:
     return "all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1]
 
 
+# A docstring summary this short restates the function's name; it gives no reason.
+_SHORT_DOC_WORDS = 5
+
+
 def _why(site: Site) -> tuple[list[str], list[Provenance]]:
     """Why the check exists: the message's reason, then the source's comment or docstring."""
     out: list[str] = []
@@ -103,6 +107,8 @@ def _why(site: Site) -> tuple[list[str], list[Provenance]]:
         out.append(f"The message gives the reason: {why.replace('`', '')}.")
         prov.append("derived:message")
     for text, source in notes.reasons(site):
+        if source == "derived:docstring" and len(text.split()) <= _SHORT_DOC_WORDS:
+            continue  # "Initialize the memory pools.": the function's name said again
         said = (
             "A comment at the check says"
             if source == "derived:comments"
@@ -138,7 +144,7 @@ def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Readi
     if why:
         text += " " + " ".join(why)
         prov += why_prov
-    if r.intent:
+    if r.intent and not worded:  # the kind of problem, when the guard's words do not say it
         text += f" It reports {INTENT_WORDS[r.intent]}."
         prov.append("derived:message")
     named = named_flags(site, flags)

@@ -111,3 +111,30 @@ def test_an_assert_outside_any_if_is_raised_when_its_own_check_fails() -> None:
     assert "Raised in f, when ratio is not 4 or 128." in ex.what_it_means.text
     assert "when ratio is not 4 or 128" in ex.trigger.text
     assert not any("no condition guards" in s.text for s in ex.solutions)
+
+
+def test_a_docstring_that_restates_the_name_and_a_kind_the_guard_already_says_are_left_out() -> (
+    None
+):
+    site = _site(
+        '''
+        def init_pools(size, page):
+            """Initialize the memory pools."""
+            if size % page != 0:
+                raise ValueError(f"size {size} is not a multiple of {page}")
+        ''',
+        "ValueError",
+    )
+    text = explain_error(site, [], None, project="demo").what_it_means.text
+    assert "size is not a multiple of page" in text
+    assert "documentation" not in text and "It reports" not in text
+    told = _site(
+        '''
+        def init_pools(size, page):
+            """Split the cache into pages: a partial page would be lost to every request."""
+            raise ValueError(f"size {size} is not a multiple of {page}")
+        ''',
+        "ValueError",
+    )
+    text = explain_error(told, [], None, project="demo").what_it_means.text
+    assert "a partial page would be lost" in text and "It reports" in text
