@@ -18,7 +18,7 @@ from errkb.ingest.extract.sites import SiteFinder
 from errkb.ingest.extract.source import SourceLines
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
-EXTRACTOR_VERSION = "6"  # 6: `self.name` in guards resolved to what the class assigns it
+EXTRACTOR_VERSION = "7"  # 7: a unit's cache key covers constants its callers pass
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 

@@ -244,9 +244,14 @@ def extract_by_units(
     for k, r in reused.items():
         sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
     sites.sort(key=lambda s: s.line)
+    # A fresh unit's sites may quote values found outside it (a parameter traced to a caller's
+    # argument naming a module constant): its key covers the bindings of those names too.
+    wider = {k: names[k] | _read_outside(fresh[k]) for k in fresh}
+    if any(wider[k] != names[k] for k in fresh):
+        contexts.update(_contexts(tree, plan, units, wider, class_attributes(plan.text)))
     rows = {
         keys[k]: encode_unit(
-            UnitResult(contexts[k], units[k].start, tuple(fresh[k]), tuple(sorted(names[k])))
+            UnitResult(contexts[k], units[k].start, tuple(fresh[k]), tuple(sorted(wider[k])))
         )
         for k in fresh
     }
@@ -321,6 +326,17 @@ def _contexts(
         parts = [_used(module, used), _used(owner, used), used_attributes(mine, used), calls]
         out[k] = _digest("\1".join(parts))
     return out
+
+
+def _read_outside(sites: list[Site]) -> frozenset[str]:
+    """The identifiers in the values the sites' conditions were traced to."""
+    return frozenset(
+        name
+        for site in sites
+        for condition in site.conditions
+        for _, value in condition.resolved
+        for name in _IDENT.findall(value)
+    )
 
 
 def _bindings(body: list[ast.stmt], lines: list[str]) -> dict[str, list[str]]:

@@ -287,6 +287,35 @@ def test_a_function_reuses_its_sites_only_while_its_callers_pass_the_same_argume
     assert site.conditions[0].resolved == (("tp", "args.dp"),)
 
 
+def test_a_function_reuses_its_sites_only_while_the_constants_its_callers_pass_are_the_same() -> (
+    None
+):
+    """0.5.22's model_overlay.py: a parameter traced to a caller's module constant, whose
+    value the site's notes quote; the constant changed, the function did not."""
+    cache = UnitCache()
+    source = """
+        REGISTRY = {"a/b": "x"}
+
+        def check(payload):
+            for name in payload:
+                if not name:
+                    raise ValueError(f"bad entry {name}")
+
+        def load():
+            check(REGISTRY)
+        """
+    first = module(source)
+    result, by_units, _ = cache.extract(first, "pkg/overlay.py")
+    assert by_units and same(result, extract_file(first, "pkg/overlay.py", CONFIG))
+    (site,) = result.sites
+    assert site.notes.constants == (("REGISTRY", "('a/b',)"),)
+    changed = module(source.replace('{"a/b": "x"}', '{"a/b": "x", "c/d": "y"}'))
+    result, by_units, _ = cache.extract(changed, "pkg/overlay.py")
+    assert by_units and same(result, extract_file(changed, "pkg/overlay.py", CONFIG))
+    (site,) = result.sites
+    assert site.notes.constants == (("REGISTRY", "('a/b', 'c/d')"),)
+
+
 def test_a_call_in_a_docstring_or_a_comment_is_not_what_a_parameter_holds() -> None:
     source = module(
         '''
