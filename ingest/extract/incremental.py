@@ -244,17 +244,7 @@ def extract_by_units(
     for k, r in reused.items():
         sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
     sites.sort(key=lambda s: s.line)
-    # A fresh unit's sites may quote values found outside it (a parameter traced to a caller's
-    # argument naming a module constant): its key covers the bindings of those names too.
-    wider = {k: names[k] | _read_outside(fresh[k]) for k in fresh}
-    if any(wider[k] != names[k] for k in fresh):
-        contexts.update(_contexts(tree, plan, units, wider, class_attributes(plan.text)))
-    rows = {
-        keys[k]: encode_unit(
-            UnitResult(contexts[k], units[k].start, tuple(fresh[k]), tuple(sorted(wider[k])))
-        )
-        for k in fresh
-    }
+    rows = _rows(tree, plan, fresh, names, contexts)
     rows.update((keys[k], b"") for k in others - known)
     found_flags: tuple[FlagDef, ...] = ()
     detail = ""
@@ -265,6 +255,31 @@ def extract_by_units(
     classes = class_defs(tree.body) if config.every_class else ()
     result = FileResult("ok", tuple(sites), found_flags, detail, True, classes)
     return result, rows
+
+
+def _rows(
+    tree: ast.Module,
+    plan: Plan,
+    fresh: dict[int, list[Site]],
+    names: dict[int, frozenset[str]],
+    contexts: dict[int, str],
+) -> dict[str, bytes]:
+    """The cache rows of the freshly extracted units.
+
+    A fresh unit's sites may quote values found outside it (a parameter traced to a caller's
+    argument naming a module constant): its key covers the bindings of those names too.
+    """
+    assert plan.split is not None
+    units, keys = plan.split.units, plan.split.keys
+    wider = {k: names[k] | _read_outside(fresh[k]) for k in fresh}
+    if any(wider[k] != names[k] for k in fresh):
+        contexts = contexts | _contexts(tree, plan, units, wider, class_attributes(plan.text))
+    return {
+        keys[k]: encode_unit(
+            UnitResult(contexts[k], units[k].start, tuple(fresh[k]), tuple(sorted(wider[k])))
+        )
+        for k in fresh
+    }
 
 
 def _compiles(plan: Plan, units: list[Unit], check: set[int], path: str) -> bool:
