@@ -10,18 +10,9 @@ import ast
 
 from errkb.knowledge import syntax
 from errkb.knowledge.nouns import Nouns
-from errkb.knowledge.words import phrase, predicate
+from errkb.knowledge.words import VERBS, phrase, predicate
 
-VERB = {
-    "is": "is",
-    "has": "has",
-    "use": "uses",
-    "uses": "uses",
-    "should": "should",
-    "requires": "requires",
-    "supports": "supports",
-    "needs": "needs",
-}
+VERB = VERBS
 
 
 class CallClauses(Nouns):

@@ -78,10 +78,13 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     func = site.qualname.rsplit(".", 1)[-1]
     if site.qualname in ("", "<module>"):
         return "Raised when the module is imported"
-    where = f"Raised in {phrase(func, glossary)}"
+    words = phrase(func, glossary)
+    # `source_layer_of`: "in source layer of of the pool" would not read; the name does
+    where = f"Raised in {func.strip('_') if words.split()[-1] in _TRAILING else words}"
     return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
 
 
+_TRAILING = frozenset("of to in on by at for from with into".split())
 _USER_WORDS = ("--", "the request", "the model", "environment variable", "running on")
 
 

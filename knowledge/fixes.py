@@ -153,7 +153,8 @@ def solutions(
     if not (
         advice or inputs or ups or any(f.command or f.text.startswith("Remove") for f in flag_fixes)
     ):
-        out.append(_known_facts(site, r, exception))
+        # `raise self._error(...)`: the class is only known at run time
+        out.append(_known_facts(site, r, "error" if site.kind == "indirect" else exception))
     if r.audience != "internal":
         out.append(cause_fixes.report_fix(r, project, first=False))
     quiet = swallowed.swallowed_fix(site)

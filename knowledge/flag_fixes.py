@@ -56,10 +56,11 @@ def _tested_part(f: Involvement, resolved: dict[str, str]) -> str:
 def _around(text: str, names: list[str], width: int = 50) -> str:
     """Code in backticks; when long, the part around the first of `names` it reads."""
     text = " ".join(text.split())
-    at = min((i for n in names if (i := text.find(n)) >= 0), default=-1)
+    at, name = min(((i, n) for n in names if (i := text.find(n)) >= 0), default=(-1, ""))
     if len(text) <= MAX_CODE or at < 0:
         return code(text)
-    start, end = max(0, at - width), min(len(text), at + width)
+    # the whole name is kept, however long (`remote_instance_..._service_port` is 56 letters)
+    start, end = max(0, at - width), min(len(text), at + len(name) + width)
     return f"`{'… ' if start else ''}{text[start:end]}{' …' if end < len(text) else ''}`"
 
 

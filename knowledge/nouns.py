@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from errkb.knowledge import syntax
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import Input, InputFinder
-from errkb.knowledge.words import phrase, wordable
+from errkb.knowledge.words import VERBS, phrase, predicate, wordable
 
 _TYPES = {
     "str": "a string",
@@ -161,6 +161,8 @@ class Nouns:
         return None
 
     def _name(self, node: ast.Name) -> str:
+        if node.id in ("self", "cls"):
+            return "this object"
         inner = self._local(node.id)
         if inner is not None and isinstance(inner, ast.Attribute | ast.Call | ast.Subscript):
             self.resolving.add(node.id)
@@ -245,8 +247,14 @@ class Nouns:
         kept = [c for c in chain if c not in _OWNERS]
         if not kept:
             return "this object"
+        pred = predicate(kept[-1])
+        if pred is not None and pred[0] in VERBS:  # `self.has_bias`: a yes/no, not a thing
+            owner = kept[-2] if len(kept) >= 2 and kept[-2] not in _PLAIN_OWNERS else None
+            who = f"the {self.owner_words(owner)}" if owner else "it"
+            return f"whether {who} {VERBS[pred[0]]} {phrase(pred[1], self.glossary)}"
         last = self.owner_words(kept[-1])
         if len(kept) >= 2 and kept[-2] not in _PLAIN_OWNERS:
-            local = len(kept) == 2 and kept[0] == chain[0]  # `x.dtype`: x is a local name
-            return f"the {last} of {'' if local else 'the '}{self.owner_words(kept[-2])}"
+            # `x.dtype`: x is a local name; `module.a`: `a` is a name, not a word
+            bare = len(kept) == 2 and kept[0] == chain[0] or not wordable(kept[-2], self.glossary)
+            return f"the {last} of {'' if bare else 'the '}{self.owner_words(kept[-2])}"
         return f"the {last}"

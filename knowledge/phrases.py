@@ -73,7 +73,7 @@ class Speaker(CallClauses):
     def _truth(self, node: ast.expr, holds: bool) -> str:
         """A value used as a test: a boolean flag, a predicate, or something present/empty."""
         not_ = "" if holds else "not "
-        node = syntax.getattr_as_attribute(node)
+        node = syntax.getattr_as_attribute(syntax.unwrapped_bool(node))
         flag = self.flag_of(node)
         if flag is not None:
             self.flags_used.append(flag)
@@ -123,6 +123,9 @@ class Speaker(CallClauses):
         noun = self.noun(node)
         if "`" in noun:
             return f"{noun} is {'true' if holds else 'false or empty'}"
+        if name and parts(name)[:1] and parts(name)[0] in _VERB_NAMES and noun.startswith("the "):
+            # `self.set_to_none`, `skip_warmup`: an option named by what it does
+            return f"{noun.removeprefix('the ')} is {'on' if holds else 'off'}"
         return f"{noun} is {'set' if holds else 'unset or empty'}"
 
     def _compare(self, node: ast.Compare) -> str:
@@ -268,6 +271,13 @@ class Speaker(CallClauses):
         text = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
         self.subject = None
         return text, "`" not in text
+
+
+# Leading name parts that make a boolean option's name a command: "the set to none" would not
+# read, "set to none is on" does.
+_VERB_NAMES = frozenset(
+    "set get skip force allow disable keep return load save apply run check reuse".split()
+)
 
 
 def _bare(noun: str) -> str:

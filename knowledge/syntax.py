@@ -132,6 +132,19 @@ def set_of(node: ast.expr) -> ast.expr | None:
     return None
 
 
+def unwrapped_bool(node: ast.expr) -> ast.expr:
+    """`bool(x)` read as `x`: as a test, both hold together."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "bool"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        node = node.args[0]
+    return node
+
+
 def getattr_as_attribute(node: ast.expr) -> ast.expr:
     """`getattr(o, "name", default)` read as `o.name` (what the guard is about)."""
     if (

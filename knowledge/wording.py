@@ -85,6 +85,7 @@ _VERBS = {
     "to": "converting to",
     "maybe": "possibly",
 }
+_PREPOSITIONS = frozenset("with for in on by at from to of into over without".split())
 _SPECIAL = {
     "__init__": "constructing {cls}",
     "__post_init__": "checking the fields of a new {cls}",
@@ -124,7 +125,10 @@ def activity(qualname: str) -> str | None:
     if words[0].lower() == "forward" and len(words) == 1:
         return "running the forward pass" + (f" of `{cls}`" if cls else "")
     rest = " ".join(w.lower() for w in words[1:])
-    return f"{_VERBS[words[0].lower()]} {rest}".strip()
+    verb = _VERBS[words[0].lower()]
+    if words[1:] and words[1].lower() in _PREPOSITIONS:  # `forward_with_lora`: not "of with"
+        verb = verb.removesuffix(" of").removesuffix(" to").removesuffix(" from")
+    return f"{verb} {rest}".strip()
 
 
 def _literal(source: str | None) -> object:

@@ -26,6 +26,17 @@ _PREDICATE = (
     "supports",
     "needs",
 )
+# A predicate's leading part as the verb of a clause: `has_bias` -> "has bias".
+VERBS = {
+    "is": "is",
+    "has": "has",
+    "use": "uses",
+    "uses": "uses",
+    "should": "should",
+    "requires": "requires",
+    "supports": "supports",
+    "needs": "needs",
+}
 _GETTER = ("get", "_get")
 _SHORT_WORDS = frozenset("to of in on by at or no up as if per out off".split())
 _OWNERS = frozenset({"self", "cls", "args", "server_args", "kwargs", "config", "cfg"})

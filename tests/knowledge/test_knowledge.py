@@ -263,6 +263,8 @@ def test_activity_from_names() -> None:
     assert activity("ServerArgs.__post_init__") == "checking the fields of a new ServerArgs"
     assert activity("__post_init__") == "checking the fields of a new object"  # not "a new the"
     assert activity("load_weights") == "loading weights"
+    assert activity("forward_with_lora") == "running the forward pass with lora"  # not "of with"
+    assert activity("forward_mlp") == "running the forward pass of mlp"
     assert activity("ModelRunner.weird_name") is None
     assert activity("<module>") == "importing the module"
 
@@ -370,3 +372,12 @@ def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:
     assert "`except ValueError`" in quiet.solutions[0].text and "log" in quiet.solutions[0].text
     loud = explain_error(sites["no path"], [], None, project="srv")
     assert not any("does not stop" in s.text for s in loud.solutions)
+
+
+def test_a_long_resolved_value_is_shortened_around_the_whole_flag_name() -> None:
+    from errkb.knowledge.flag_fixes import _around
+
+    dest = "remote_instance_weight_loader_seed_instance_service_port"
+    value = "f'http://{" + "x" * 80 + f"}}:{{load_config.{dest}}}/' + " + "y" * 80
+    shown = _around(value, [dest])
+    assert dest in shown and shown.startswith("`… ") and shown.endswith(" …`")

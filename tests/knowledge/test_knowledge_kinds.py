@@ -138,3 +138,33 @@ def test_a_docstring_that_restates_the_name_and_a_kind_the_guard_already_says_ar
     )
     text = explain_error(told, [], None, project="demo").what_it_means.text
     assert "a partial page would be lost" in text and "It reports" in text
+
+
+def test_an_error_built_at_run_time_is_called_the_error_not_by_its_builders_name() -> None:
+    result = extract_file(
+        textwrap.dedent(
+            """
+            class Pool:
+                def load(self, n):
+                    if n % self.page != 0:
+                        raise self._unaligned_error(n)
+            """
+        ).encode(),
+        "pkg/mod.py",
+        EVERY,
+    )
+    (site,) = result.sites
+    assert site.kind == "indirect"
+    ex = explain_error(site, [], None, project="demo")
+    texts = " ".join(s.text for s in ex.solutions)
+    assert "the error is raised when" in texts
+    assert "the self." not in texts
+
+
+def test_a_function_named_with_a_trailing_preposition_is_named_as_written() -> None:
+    site = _site(
+        "class TokenPool:\n    def source_layer_of(self, x):\n        assert x\n",
+        "AssertionError",
+    )
+    text = explain_error(site, [], None, project="demo").what_it_means.text
+    assert "Raised in source_layer_of of the token pool" in text, text

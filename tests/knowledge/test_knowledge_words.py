@@ -153,6 +153,15 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("ptr % alignment", "ptr is not a multiple of alignment"),
         ("'{uuid}' not in template", 'template does not contain "{uuid}"'),
         ("kind not in {'a': 1, 'b': 2}", 'kind is not "a" or "b"'),
+        # seen in the default pins: names that are verbs or predicates are not nouns
+        (
+            "bool(getattr(layer.lora_backend.batch_info, 'has_active_lora', False))",
+            "the batch info has active LoRA",
+        ),
+        ("bias_given != self.has_bias", "bias given differs from whether it has bias"),
+        ("self._set_to_none", "set to none is on"),
+        ("module.a.dtype == torch.float32", "the data type of a equals torch.float32"),
+        ("offset > len(self)", "offset is greater than the length of this object"),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
@@ -174,7 +183,7 @@ def test_guards_in_english(expr: str, words: str) -> None:
         (
             "skip or get_world_size() == 1",
             (("skip", "self.skip_sequence_parallel or override"),),
-            "either the skip sequence parallel is set, or override is set, or the world size is 1",
+            "either skip sequence parallel is on, or override is set, or the world size is 1",
         ),
     ],
 )
