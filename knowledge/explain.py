@@ -273,7 +273,10 @@ def common_situations(
     if shown and r.intent not in (None, "unsupported", "missing"):
         items.append(f"The value the message prints ({code(shown[0])}) is one this code rejects.")
         prov.append("derived:message")
-    if tl is not None and (tl.gone_in is not None or tl.absent_before is not None):
+    if tl is not None and (
+        (tl.gone_in is not None and tl.successor is None)
+        or (tl.absent_before is not None and tl.predecessor is None)
+    ):
         versions = (
             ", ".join(tl.present_in)
             if len(tl.present_in) <= 4

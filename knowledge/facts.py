@@ -189,6 +189,9 @@ class TimelineFacts:
     changes: tuple[Change, ...]
     summary: str
     changed_in: tuple[ChangeEvent, ...] = ()  # message or guard changes, sites added or removed
+    # the error carrying the same check on in `gone_in` / `absent_before` (see `lineage`)
+    successor: str | None = None
+    predecessor: str | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ def history_fixes(
     if tl is None:
         return [], []
     ups, downs = [], []
-    if tl.gone_in is not None:
+    # a check that lives on under another message is not fixed by a version change
+    if tl.gone_in is not None and tl.successor is None:
         command = (
             f"pip install '{pypi_name}>={tl.gone_in}'"
             if (pypi_name and tl.gone_in in releases)
@@ -42,7 +43,7 @@ def history_fixes(
                 snapshot=tl.gone_in,
             )
         )
-    if tl.absent_before is not None:
+    if tl.absent_before is not None and tl.predecessor is None:
         downs.append(
             Fix(
                 "downgrade",
@@ -65,6 +66,8 @@ def version_example(
     """The install lines of the last ingested release that raises it and of the next, which
     does not, when the check was lifted there (an unsupported case that became supported)."""
     if tl is None or not pypi_name or intent not in _LIFTED or tl.gone_in is None:
+        return None
+    if tl.successor is not None:
         return None
     if tl.gone_in not in releases or tl.last_seen not in releases:
         return None

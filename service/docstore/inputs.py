@@ -35,7 +35,15 @@ from errkb.core.search.terms import terms
 from errkb.service.entries.related import query_words
 
 # The modules besides `errkb.knowledge` whose code shapes an entry's JSON.
-_ENTRY_CODE = ("build", "facts", "histories", "history_out", "related", "schemas", "ai")
+_ENTRY_CODE = (
+    "build",
+    "facts",
+    "histories",
+    "history_out",
+    "related",
+    "schemas",
+    "ai",
+)
 
 
 @cache
@@ -46,6 +54,7 @@ def knowledge_version() -> str:
     here = Path(errkb.service.entries.__file__).parent
     core = Path(errkb.core.records.__file__).parent
     files = sorted(knowledge.rglob("*.py")) + [here / f"{m}.py" for m in _ENTRY_CODE]
+    files += sorted((here / "lineage").glob("*.py"))
     files += [core / "records.py", core / "flag_catalog.py"]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())

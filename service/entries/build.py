@@ -13,6 +13,7 @@ the per-snapshot list is paginated (`errkb.service.entries.occurrences`).
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 from errkb.core.builtin_classes import builtin_chain
@@ -33,6 +34,12 @@ from errkb.service.entries.facts import (
 )
 from errkb.service.entries.histories import SiteHistory, SlimOccurrence, site_histories
 from errkb.service.entries.history_out import history_out
+from errkb.service.entries.lineage import (
+    Raised,
+    kin_of,
+    lineage_of,
+    same_function_errors,
+)
 from errkb.service.entries.occurrences import flag_out, occurrence_out
 from errkb.service.entries.queries import (
     error_and_repo,
@@ -90,6 +97,8 @@ def build_entry(
 
     bodies = site_bodies(session, {r.body_hash for r in slim})
     tl = _timeline_facts(snapshots, by_snap, bodies)
+    places = {sid: {(r.path, r.qualname) for r in rows} for sid, rows in by_snap.items()}
+    tl = lineage_of(error, tl, snapshots, places, partial(_raised_in, session))
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
     related = related_errors(
@@ -192,6 +201,12 @@ def _provenance(repo: str, snapshots: list[Snapshot]) -> list[SnapshotProvenance
     ]
 
 
+def _raised_in(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Raised]:
+    """The errors raised in the snapshots by functions of those names (see `lineage_of`)."""
+    rows = same_function_errors(session, snapshot_ids, names)
+    return [(r.snapshot_id, r.path, r.qualname, kin_of(r)) for r in rows]
+
+
 def _timeline_facts(
     snapshots: list[Snapshot], by_snap: dict[int, list[Any]], bodies: dict[str, Any]
 ) -> TimelineFacts:
@@ -236,6 +251,8 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
         changes_total=len(tl.changes),
         introduced_in=tl.first_seen,
         removed_in=tl.gone_in,
+        carried_on_by=tl.successor,
+        carried_from=tl.predecessor,
         changed_in=[asdict(e) for e in tl.changed_in],  # type: ignore[misc]
         summary=tl.summary,
     )

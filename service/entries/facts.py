@@ -30,6 +30,7 @@ from errkb.core.records import (
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement, Placement, SnapshotSites, TimelineFacts
 from errkb.knowledge.timeline import timeline as error_timeline
+from errkb.service.entries.lineage import Raised, function_name, kin_of, lineage_of, repo_error_kin
 from errkb.service.entries.queries import (
     body_signature_rows,
     flags_of_files_defining,
@@ -169,10 +170,25 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
     snapshots = repo_snapshots(session, repo.id)
     placements: dict[str, dict[int, list[Placement]]] = {}
     signatures = body_signatures(session)
+    # (snapshot, function name) -> (error id, path, qualname) of its occurrences
+    at: dict[tuple[int, str], list[tuple[str, str, str]]] = {}
     for r in repo_placement_rows(session, repo.id):
         placements.setdefault(r.error_id, {}).setdefault(r.snapshot_id, []).append(
             placement(r.path, r.line, r.qualname, signatures[r.body_hash])
         )
+        at.setdefault((r.snapshot_id, function_name(r.qualname)), []).append(
+            (r.error_id, r.path, r.qualname)
+        )
+    kins = {r.id: kin_of(r) for r in repo_error_kin(session, repo.id)}
+
+    def raised_in(snapshot_ids: set[int], names: set[str]) -> list[Raised]:
+        return [
+            (sid, p, q, kins[i])
+            for sid in sorted(snapshot_ids)
+            for n in sorted(names)
+            for i, p, q in at.get((sid, n), ())
+        ]
+
     catalog = flag_catalog(flag_def_of(r) for r in snapshot_flags(session, snap.id))
     rows = snapshot_occurrences_with_errors(session, snap.id)
     seen: set[str] = set()
@@ -181,5 +197,7 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
             continue  # the first occurrence (by path, line) is the one an entry shows
         seen.add(error.id)
         flags = [Involvement.from_link(x, catalog.get(x.dest)) for x in flag_links(occ.flags)]
-        tl = timeline_of(snapshots, placements[error.id])
+        mine = placements[error.id]
+        places = {sid: {(p.path, p.qualname) for p in ps} for sid, ps in mine.items()}
+        tl = lineage_of(error, timeline_of(snapshots, mine), snapshots, places, raised_in)
         yield error, explanation_of(site_of(error, occ), flags, tl, repo, snapshots)

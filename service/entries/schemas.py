@@ -250,6 +250,10 @@ class Timeline(BaseModel):
     introduced_in: str  # the first ingested snapshot that raises it
     removed_in: str | None = None  # the first one after the last that raises it
     changed_in: list[ChangeEventOut] = []  # message or guard changes, sites added or removed
+    # the error raising the same check under other words in gone_in / absent_before: then a
+    # version change does not help
+    carried_on_by: str | None = None
+    carried_from: str | None = None
     summary: str
     provenance: list[Provenance] = ["derived:history"]
 

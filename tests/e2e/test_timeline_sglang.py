@@ -79,3 +79,24 @@ def test_every_occurrence_is_paged_newest_first(session: Session) -> None:
     second = occurrence_page(session, REFERENCE_ID, cursor=first.next_cursor, limit=1)
     assert [(o.snapshot, o.line) for o in second.items] == [("0.5.18", 406)]
     assert second.next_cursor is None and second.items[0].snippet.raise_start == 406
+
+
+def test_a_check_moved_and_reworded_is_not_fixed_by_an_upgrade(session: Session) -> None:
+    """0.5.19 moved `check_server_args` to arg_groups/validation_hook.py, and the assert's message
+    gained a placeholder: a new id, but the same check. The old id is not raised since 0.5.19,
+    yet upgrading does not remove the check, so no upgrade is offered."""
+    from sqlalchemy import select
+
+    from errkb.core.models import Error
+
+    ids = session.scalars(
+        select(Error.id).where(Error.message.startswith("pp_max_micro_batch_size must be a"))
+    ).all()
+    entries = {i: build_entry(session, i) for i in ids}
+    (old,) = [e for e in entries.values() if e.timeline.removed_in == "0.5.19"]
+    (new,) = [e for e in entries.values() if e.timeline.introduced_in == "0.5.19"]
+    assert old.timeline.carried_on_by == new.id
+    assert new.timeline.carried_from == old.id
+    assert "still there" in old.timeline.summary
+    assert not [s for s in old.explanation.solutions if s.kind == "upgrade"]
+    assert not [s for s in new.explanation.solutions if s.kind == "downgrade"]

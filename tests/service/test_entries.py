@@ -129,4 +129,5 @@ def test_entry_is_built_in_a_handful_of_queries(session: Session, engine: Engine
     finally:
         event.remove(engine, "before_cursor_execute", count)
     print(f"\nbuild_entry ran {len(statements)} statements")
-    assert 5 <= len(statements) <= 12
+    # 12, plus one for an error gone in a later snapshot: who carries its check on (lineage)
+    assert 5 <= len(statements) <= 13

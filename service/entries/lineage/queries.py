@@ -1,0 +1,45 @@
+"""The lineage's queries: the errors raised by functions of given names in given snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import or_, select
+
+from errkb.core.models import Error, Occurrence
+from errkb.service.queries import DbSession as Session
+
+
+def same_function_errors(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Any]:
+    """(snapshot_id, path, qualname, id, exception, message, check_text) of the errors raised in
+    the snapshots by functions with one of the given names (the last part of their qualname)."""
+    like = [
+        or_(Occurrence.qualname == n, Occurrence.qualname.endswith("." + n, autoescape=True))
+        for n in sorted(names)
+    ]
+    return list(
+        session.execute(
+            select(
+                Occurrence.snapshot_id,
+                Occurrence.path,
+                Occurrence.qualname,
+                Error.id,
+                Error.exception,
+                Error.message,
+                Error.check_text,
+            )
+            .join(Error, Error.id == Occurrence.error_id)
+            .where(Occurrence.snapshot_id.in_(sorted(snapshot_ids)), or_(*like))
+        ).all()
+    )
+
+
+def repo_error_kin(session: Session, repo_id: int) -> list[Any]:
+    """(id, exception, message, check_text) of every error of a repo."""
+    return list(
+        session.execute(
+            select(Error.id, Error.exception, Error.message, Error.check_text).where(
+                Error.repo_id == repo_id
+            )
+        ).all()
+    )
