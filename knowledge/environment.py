@@ -9,8 +9,11 @@ a guard read counts when it goes through `os.environ`, `os.getenv`, or an `env`/
 from __future__ import annotations
 
 import ast
+import re
 
 from errkb.core.records import Condition, Template
+
+_BRACED = re.compile(r"\{[^{}]*\}")
 
 _MIN_LEN = 6
 _ENV_OBJECTS = ("env", "envs", "environ", "environment")
@@ -29,10 +32,11 @@ def _is_env_name(word: str) -> bool:
 
 
 def named_in_message(template: Template) -> list[str]:
-    """Variable-like names in the message's literal text, in order."""
+    """Variable-like names in the message's literal text, in order; a name in braces
+    (`{_ROWS_PER_TG}`, a format field the code never filled) is the code's own name."""
     out: list[str] = []
     word: list[str] = []
-    for ch in template.literal_text + " ":
+    for ch in _BRACED.sub(" ", template.literal_text) + " ":
         if ch.isascii() and (ch.isalnum() or ch == "_"):
             word.append(ch)
             continue

@@ -1,8 +1,9 @@
 """Linking raise sites to flags: which options a message names or a guard reads (pure).
 
 A flag is involved in a site when
-- its flag string (`--enable-unified-memory`) appears in the literal text of the message, or a
-  placeholder of the message reads it (side "message"); or
+- its flag string (`--enable-unified-memory`) or its field name (`enable_unified_memory`)
+  appears in the literal text of the message, or a placeholder of the message reads it (side
+  "message"); or
 - a guard condition reads its dest as an attribute (`get_memory().enable_unified_memory`,
   `self.server_args.tp_size`), directly or through a local name resolved to such a read
   (`pd_enabled` -> `get_disagg().disaggregation_mode != "null"`) (side "condition").
@@ -18,6 +19,7 @@ any link, the texts that cannot hold such a read, which are most of them.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,6 +44,16 @@ def message_flags(literal: str) -> list[str]:
                 found.append(token)
         i = literal.find("--", j)
     return found
+
+
+_DEST = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w(-])")
+
+
+def message_dests(literal: str) -> list[str]:
+    """Snake-case names in a message's literal text (`enable_tokenizer_batch_encode`,
+    `pp_max_micro_batch_size`): a message naming a flag by its field, in order, once each. A
+    name after a dot or before a call (`config.x`, `f(`) is the code's, not an option."""
+    return list(dict.fromkeys(_DEST.findall(literal)))
 
 
 def flag_involvements(site: Site, catalog: Mapping[str, FlagDef]) -> list[FlagLink]:
@@ -117,6 +129,7 @@ class Linker:
         named = []
         if dashed:
             named = [n for n in message_flags(site.template.literal_text) if n in self.by_flag]
+        spoken += [d for d in message_dests(site.template.literal_text) if d in self.catalog]
         guarded: list[tuple[Condition, list[GuardUse]]] = []
         for cond in site.conditions:
             # A guard reads only through its expression and the texts its names resolve to.

@@ -183,6 +183,16 @@ def test_message_mentions_and_placeholders() -> None:
     assert set(links) == {"tp_size", "port"}
 
 
+def test_a_message_naming_a_flag_by_its_field_links_it() -> None:
+    """sglang: "For multimodal input processing do not set `enable_tokenizer_batch_encode`." and
+    "pp_max_micro_batch_size must be a positive integer": the field name is the flag."""
+    links = by_dest(site((), "chunked_prefill_size must be positive; see `tp_size`."))
+    assert set(links) == {"chunked_prefill_size", "tp_size"}
+    assert links["tp_size"].sides == ("message",)
+    # the code's names: after a dot, before a call, or not a flag at all
+    assert by_dest(site((), "cfg.tp_size or get_tp_size() or head_dim_v is wrong")) == {}
+
+
 def test_message_flag_tokens() -> None:
     assert message_flags("Drop --enable-unified-memory, or set --tp-size=2. a--b -- --9x") == [
         "--enable-unified-memory",

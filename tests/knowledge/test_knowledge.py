@@ -321,6 +321,9 @@ def test_environment_variables_are_named_as_leads_not_fixes() -> None:
     assert "SGLANG_STAGING_BUFFER is an environment variable" in ex.who_hits_it.evidence
     tpl = Template((Segment("text", "Set FOO_BAR or OTHER_THING_2, not X_Y or Foo_Bar."),), "x")
     assert named_in_message(tpl) == ["FOO_BAR", "OTHER_THING_2"]
+    # a format field the code never filled names the code's constant, not a setting
+    tpl = Template((Segment("text", "N={N} not divisible by {_ROWS_PER_TG}."),), "literal")
+    assert named_in_message(tpl) == []
 
 
 def test_caught_exception_clause() -> None:
