@@ -48,6 +48,8 @@ class RepoPin(BaseModel):
     model_paths: tuple[str, ...] = ()  # globs of model code: there `config` is the model's
     # [repos.glossary] swa = "sliding-window attention", kept as sorted pairs (the pin is hashable)
     glossary: tuple[tuple[str, str], ...] = ()
+    # [repos.request_aliases] max_new_tokens = "max_tokens ... in the OpenAI-compatible API"
+    request_aliases: tuple[tuple[str, str], ...] = ()
 
     @field_validator("path_prefix")
     @classmethod
@@ -102,6 +104,13 @@ class RepoPin(BaseModel):
             raise ValueError('must be a table of name part = words, like swa = "sliding-window"')
         return tuple(sorted(value.items()))
 
+    @field_validator("request_aliases", mode="before")
+    @classmethod
+    def _alias_table(cls, value: object) -> object:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError('must be a table of field = words, like max_new_tokens = "max_tokens"')
+        return tuple(sorted(value.items()))
+
     @field_validator("glossary")
     @classmethod
     def _glossary_words(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -129,6 +138,7 @@ class RepoPin(BaseModel):
             env_helpers=self.env_helpers,
             model_config_names=self.model_config_names,
             model_paths=self.model_paths,
+            request_aliases=self.request_aliases,
         )
 
     @field_validator("exceptions", "lookups")

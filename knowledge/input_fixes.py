@@ -54,6 +54,9 @@ def request_fixes(r: Reading) -> list[Fix]:
         need = _needed(r, found)
         values = _values(r, found)
         where = f"the request field {found.name}" + (f" (of {found.owner})" if found.owner else "")
+        alias = dict(r.finder.vocab.request_aliases).get(found.name)
+        if alias:
+            where += f" ({alias})"
         if need is not None:
             text = f"Change {where}: the error is raised when {need[0]}"
             text += f"; send a value for which {need[1]}"

@@ -22,6 +22,9 @@ class Vocabulary:
     env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
     model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
+    # a request field -> what another API of the project calls it ("max_tokens" for the
+    # OpenAI-compatible API's name of max_new_tokens)
+    request_aliases: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
@@ -32,6 +35,7 @@ class Vocabulary:
             return tuple(str(x) for x in raw.get(key) or ())
 
         glossary = raw.get("glossary") or {}
+        aliases = raw.get("request_aliases") or {}
         return cls(
             glossary=tuple(sorted((str(k), str(v)) for k, v in glossary.items())),
             request_classes=names("request_classes"),
@@ -39,6 +43,7 @@ class Vocabulary:
             env_helpers=names("env_helpers"),
             model_config_names=names("model_config_names"),
             model_paths=names("model_paths"),
+            request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -50,4 +55,5 @@ class Vocabulary:
             "env_helpers": list(self.env_helpers),
             "model_config_names": list(self.model_config_names),
             "model_paths": list(self.model_paths),
+            "request_aliases": dict(self.request_aliases),
         }

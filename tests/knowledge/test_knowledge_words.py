@@ -212,6 +212,18 @@ def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None
     assert ex.intent == "out_of_range"
 
 
+def test_a_request_field_names_what_the_openai_compatible_api_calls_it() -> None:
+    s = site(
+        [Condition("if", "self.max_new_tokens < 0", True, 1)],
+        "max_new_tokens must be at least 0, got {self.max_new_tokens}.",
+        "python/sglang/srt/sampling/sampling_params.py",
+        "SamplingParams.verify",
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    fix = next(f for f in ex.solutions if f.kind == "request_field")
+    assert "max_tokens or max_completion_tokens in the OpenAI-compatible API" in fix.text
+
+
 def test_an_environment_variable_gets_the_line_that_unsets_it() -> None:
     s = site([Condition("if", "envs.SGLANG_ENABLE_X.get() and pp_size > 1", True, 1)])
     ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB, launch_command=LAUNCH)
