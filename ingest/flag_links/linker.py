@@ -26,7 +26,7 @@ from typing import Any
 from errkb.core.records import Condition, FlagDef, FlagLink, Site
 from errkb.ingest.flag_links.guard_uses import GuardUse, condition_uses
 from errkb.ingest.flag_links.read_filter import ReadFilter
-from errkb.ingest.flag_links.reads import Reads, parse_expr
+from errkb.ingest.flag_links.reads import Reads, is_specific, parse_expr
 
 
 def message_flags(literal: str) -> list[str]:
@@ -115,6 +115,17 @@ class Linker:
             self._placeholders[key] = dests
         return dests
 
+    def _named(self, dest: str, path: str) -> bool:
+        """Is a field name in a message this flag? As for reads (`ingest.flag_links.reads`): a
+        settings field with a specific name, or an argparse flag in its own file (or the
+        settings module); `top_p` in a request check is not a benchmark script's --top-p."""
+        flag = self.catalog.get(dest)
+        if flag is None:
+            return False
+        if flag.origin == "dataclass":
+            return is_specific(dest)
+        return flag.path == path or flag.path in self.server_paths
+
     def involvements(self, site: Site) -> list[FlagLink]:
         """Flags involved in one site, most-involved first."""
         path = site.path
@@ -129,7 +140,7 @@ class Linker:
         named = []
         if dashed:
             named = [n for n in message_flags(site.template.literal_text) if n in self.by_flag]
-        spoken += [d for d in message_dests(site.template.literal_text) if d in self.catalog]
+        spoken += [d for d in message_dests(site.template.literal_text) if self._named(d, path)]
         guarded: list[tuple[Condition, list[GuardUse]]] = []
         for cond in site.conditions:
             # A guard reads only through its expression and the texts its names resolve to.

@@ -186,11 +186,20 @@ def test_message_mentions_and_placeholders() -> None:
 def test_a_message_naming_a_flag_by_its_field_links_it() -> None:
     """sglang: "For multimodal input processing do not set `enable_tokenizer_batch_encode`." and
     "pp_max_micro_batch_size must be a positive integer": the field name is the flag."""
-    links = by_dest(site((), "chunked_prefill_size must be positive; see `tp_size`."))
-    assert set(links) == {"chunked_prefill_size", "tp_size"}
-    assert links["tp_size"].sides == ("message",)
-    # the code's names: after a dot, before a call, or not a flag at all
-    assert by_dest(site((), "cfg.tp_size or get_tp_size() or head_dim_v is wrong")) == {}
+    links = by_dest(site((), "chunked_prefill_size must be positive; see `speculative_algorithm`."))
+    assert set(links) == {"chunked_prefill_size", "speculative_algorithm"}
+    assert links["speculative_algorithm"].sides == ("message",)
+    # the code's names: after a dot, before a call, short ones (`tp_size` in a kernel's message
+    # is as likely its own argument), or not a flag at all
+    said = "cfg.chunked_prefill_size, get_speculative_algorithm(), tp_size or head_dim_v is wrong"
+    assert by_dest(site((), said)) == {}
+    # a script's argparse flag is named only in its own file: `top_p` in a request check is not
+    # the benchmark's --top-p
+    script = FlagDef(
+        ("--top-p",), "top_p", "float", "None", None, None, "bench/s.py", 3, "argparse"
+    )
+    catalog = CATALOG | {"top_p": script}
+    assert flag_involvements(site((), "top_p must be in (0, 1]"), catalog) == []
 
 
 def test_message_flag_tokens() -> None:
