@@ -84,7 +84,7 @@ def explain_error(
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who, evidence = who_hits_it(r)
     meaning = what_it_means(site.exception, site, flags, r)
-    note = kind_note(site)  # what the kind of error means (kinds.py), said first
+    note = kind_note(site, kind)  # what the kind of error means (kinds.py), said first
     if note is not None:
         meaning = Derived(f"{note.text} {meaning.text}", meaning.provenance)
     return Explanation(

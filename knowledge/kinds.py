@@ -34,10 +34,15 @@ class KindNote:
     fixes: tuple[Fix, ...] = ()
 
 
-def kind_note(site: Site) -> KindNote | None:
-    """The note for the site's kind of error, or None when its message says enough."""
+# Who-hits-it classes that make an assert a check of the user's own input, not an internal one.
+_USER_INPUTS = frozenset({"flag", "request_field", "environment", "model_config", "hardware"})
+
+
+def kind_note(site: Site, who: str | None = None) -> KindNote | None:
+    """The note for the site's kind of error, or None when its message says enough; `who` is
+    the who-hits-it class, when known."""
     if site.kind == "assert":
-        return _assert(site)
+        return _assert(site, who in _USER_INPUTS)
     if site.kind == "lookup":
         return _lookup(site)
     if site.kind == "indirect":
@@ -54,10 +59,15 @@ def kind_note(site: Site) -> KindNote | None:
     return None
 
 
-def _assert(site: Site) -> KindNote:
+def _assert(site: Site, on_input: bool = False) -> KindNote:
     in_tests = in_test_code(site.path)
     if in_tests:
         text = "A test failed: this assert is a check of the project's own tests or test tools."
+    elif on_input:  # `assert cfg.tp_size % cfg.dp_size == 0`: a check of the settings
+        text = (
+            "A check of the settings or input failed: the code asserts a condition on them "
+            "that must hold at this point, and it did not."
+        )
     else:
         text = (
             "An internal check failed: the code asserts a condition that must hold at this "

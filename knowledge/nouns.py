@@ -30,7 +30,9 @@ _TYPES = {
 }
 _MODULES = frozenset("torch np numpy math os sys re json enum typing".split())
 _OWNERS = frozenset({"self", "cls"})
-_PLAIN_OWNERS = frozenset({"server_args", "args", "config"})  # add nothing to the noun
+_PLAIN_OWNERS = frozenset(
+    {"server_args", "args", "config", "get_parallel", "parallel"}
+)  # add nothing to the noun
 # Zero-argument methods whose result is best said as a property of the receiver.
 _METHODS = {
     "dim": "the number of dimensions of",

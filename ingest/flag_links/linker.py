@@ -142,7 +142,7 @@ class Linker:
             named = [n for n in message_flags(site.template.literal_text) if n in self.by_flag]
         spoken += [d for d in message_dests(site.template.literal_text) if self._named(d, path)]
         guarded: list[tuple[Condition, list[GuardUse]]] = []
-        for cond in site.conditions:
+        for cond in _with_own_check(site):
             # A guard reads only through its expression and the texts its names resolve to.
             if not may_read[cond.expr]:
                 for _, text in cond.resolved:
@@ -209,6 +209,14 @@ class Linker:
                     )
         drafts = sorted(out.values(), key=lambda e: (-len(e["sides"]), e["flag"]))
         return [FlagLink.from_json(e) for e in drafts]
+
+
+def _with_own_check(site: Site) -> tuple[Condition, ...]:
+    """The guard, and for an assert its own check, which the raise needs false (as the
+    explanations read it: `errkb.knowledge.with_own_check`)."""
+    if site.kind != "assert" or not site.check:
+        return site.conditions
+    return (*site.conditions, Condition("assert", site.check, False, site.line))
 
 
 class _Always(dict[str, bool]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
@@ -200,6 +201,17 @@ def test_a_message_naming_a_flag_by_its_field_links_it() -> None:
     )
     catalog = CATALOG | {"top_p": script}
     assert flag_involvements(site((), "top_p must be in (0, 1]"), catalog) == []
+
+
+def test_an_asserts_own_check_links_the_flags_it_reads() -> None:
+    s = replace(
+        site(),
+        kind="assert",
+        check="self.chunked_prefill_size is None or self.chunked_prefill_size >= 1",
+        template=Template((), "none"),
+    )
+    link = by_dest(s)["chunked_prefill_size"]
+    assert link.sides == ("condition",) and link.required
 
 
 def test_message_flag_tokens() -> None:

@@ -168,3 +168,15 @@ def test_a_function_named_with_a_trailing_preposition_is_named_as_written() -> N
     )
     text = explain_error(site, [], None, project="demo").what_it_means.text
     assert "Raised in source_layer_of of the token pool" in text, text
+
+
+def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() -> None:
+    site = _site(
+        "def check(server_args):\n    assert server_args.tp_size % server_args.dp_size == 0\n",
+        "AssertionError",
+    )
+    ex = explain_error(site, [], None, project="demo")
+    assert ex.who_hits_it is not None and ex.who_hits_it.kind == "flag"  # server settings
+    assert ex.what_it_means.text.startswith("A check of the settings or input failed")
+    note = kind_note(site, "unknown")
+    assert note is not None and note.text.startswith("An internal check failed")
