@@ -66,6 +66,23 @@ def with_own_check(site: Site) -> Site:
     return replace(site, conditions=(*site.conditions, own))
 
 
+def _own_check_kind(
+    site: Site,
+    flags: list[Involvement],
+    vocabulary: Vocabulary | None,
+    web_url: str | None,
+    kind: str,
+) -> str:
+    """The who-hits-it class of an assert's own check alone (the guard's class otherwise)."""
+    if site.kind != "assert" or not site.conditions or site.conditions[-1].kind != "assert":
+        return kind
+    if kind in ("unknown", "internal", "test", "dependency"):
+        return kind
+    alone = replace(site, conditions=site.conditions[-1:])
+    mine = [f for f in flags if f.condition is None or site.check in f.condition]
+    return who_hits_it(read_site(alone, mine, vocabulary or Vocabulary(), web_url))[0]
+
+
 def explain_error(
     site: Site,
     flags: list[Involvement],
@@ -84,7 +101,9 @@ def explain_error(
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who, evidence = who_hits_it(r)
     meaning = what_it_means(site.exception, site, flags, r)
-    note = kind_note(site, kind)  # what the kind of error means (kinds.py), said first
+    # what the kind of error means (kinds.py), said first; an assert is a check of the user's
+    # input when its own check reads one (not only the `if`s on the way to it)
+    note = kind_note(site, _own_check_kind(site, flags, vocabulary, web_url, kind))
     if note is not None:
         meaning = Derived(f"{note.text} {meaning.text}", meaning.provenance)
     return Explanation(
