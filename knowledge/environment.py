@@ -13,7 +13,7 @@ import re
 
 from errkb.core.records import Condition, Template
 
-_BRACED = re.compile(r"\{[^{}]*\}")
+_BRACED = re.compile(r"\{[^{}]*\}|<value of [^<>]*>")  # the code's names, not settings
 
 _MIN_LEN = 6
 _ENV_OBJECTS = ("env", "envs", "environ", "environment")
