@@ -117,7 +117,7 @@ def solutions(
     advice = [
         Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
     ]
-    flag_fixes = flag_fixes_of(flags, r.resolved)
+    flag_fixes = flag_fixes_of(flags, r.resolved, site.template.literal_text)
     by_cause: dict[str, list[Fix]] = {
         "flag": flag_fixes,
         "request_field": input_fixes.request_fixes(r),

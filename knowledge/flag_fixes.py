@@ -64,7 +64,25 @@ def _around(text: str, names: list[str], width: int = 50) -> str:
     return f"`{'… ' if start else ''}{text[start:end]}{' …' if end < len(text) else ''}`"
 
 
-def flag_fixes_of(flags: list[Involvement], resolved: dict[str, str]) -> list[Fix]:
+# "do not set `enable_x`", "Drop --x", "without --x": the message tells the reader to leave
+# the flag out (the words just before it).
+_LEAVE_OUT = re.compile(
+    r"(?:do not|don't|never) (?:set|use|pass|enable)|\b(?:drop|remove|without)\b"
+)
+
+
+def _says_leave_out(message: str, inv: Involvement) -> bool:
+    names = [inv.flag, inv.dest]
+    for name in (n for n in names if n):
+        at = message.find(name)
+        if at >= 0 and _LEAVE_OUT.search(message[max(0, at - 30) : at].lower()):
+            return True
+    return False
+
+
+def flag_fixes_of(
+    flags: list[Involvement], resolved: dict[str, str], message: str = ""
+) -> list[Fix]:
     """A solution for each flag the guard tests, then for each the message names."""
     prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
     out: list[Fix] = []
@@ -87,6 +105,11 @@ def flag_fixes_of(flags: list[Involvement], resolved: dict[str, str]) -> list[Fi
         if not f.in_condition and f.in_message:
             dflt = default_words(f)
             text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
+            if f.cli and _says_leave_out(message, f):
+                text = (
+                    f"Remove {flag_name(f)} from the command line{f' ({dflt})' if dflt else ''}:"
+                    " the message says to leave it out"
+                )
             out.append(
                 Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
             )

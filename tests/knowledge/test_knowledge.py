@@ -387,3 +387,21 @@ def test_a_long_resolved_value_is_shortened_around_the_whole_flag_name() -> None
     value = "f'http://{" + "x" * 80 + f"}}:{{load_config.{dest}}}/' + " + "y" * 80
     shown = _around(value, [dest])
     assert dest in shown and shown.startswith("`… ") and shown.endswith(" …`")
+
+
+def test_a_message_saying_not_to_set_a_flag_gets_its_removal() -> None:
+    from errkb.knowledge.facts import Involvement
+    from errkb.knowledge.flag_fixes import flag_fixes_of
+
+    inv = Involvement(
+        flag="--enable-tokenizer-batch-encode",
+        dest="enable_tokenizer_batch_encode",
+        sides=("message",),
+        polarity=None,
+        value=None,
+    )
+    said = "For multimodal input processing do not set `enable_tokenizer_batch_encode`."
+    (fix,) = flag_fixes_of([inv], {}, said)
+    assert fix.text.startswith("Remove --enable-tokenizer-batch-encode from the command line")
+    (fix,) = flag_fixes_of([inv], {}, "enable_tokenizer_batch_encode needs a text model.")
+    assert fix.text.startswith("The message names --enable-tokenizer-batch-encode")
