@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # every kind of solution but the generic "condition" one
 CONCRETE = set(get_args(FixKind)) - {"condition"}
 _TICKS = re.compile(r"`[^`]*`")
+_READS_AS = re.compile(r"the code reads it as (\w+)\)")
 _GENERIC = ("Use a model this code supports", "Run on a platform")
 
 
@@ -96,7 +97,8 @@ def spurious_flag_link(text: str, flag: str | None) -> bool:
     if not flag or "the guard tests" not in text:
         return False
     quoted = _TICKS.findall(text.split("the guard tests", 1)[1].split(f". {flag}:", 1)[0])
-    dest = flag.lstrip("-").replace("-", "_")
+    named = _READS_AS.search(text)  # a flag whose field has another name
+    dest = named.group(1) if named else flag.lstrip("-").replace("-", "_")
     return not any(dest in q for q in quoted)
 
 

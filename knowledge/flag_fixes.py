@@ -97,7 +97,10 @@ def flag_fixes_of(
             text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
         else:
-            dflt = default_words(f)
+            said = [default_words(f)]
+            if f.cli and f.dest != f.flag.lstrip("-").replace("-", "_"):
+                said.append(f"the code reads it as {f.dest}")  # --elastic-ep-join-rank-offset
+            dflt = "; ".join(w for w in said if w)
             text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
             text += _tested_part(f, resolved)
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))

@@ -405,3 +405,21 @@ def test_a_message_saying_not_to_set_a_flag_gets_its_removal() -> None:
     assert fix.text.startswith("Remove --enable-tokenizer-batch-encode from the command line")
     (fix,) = flag_fixes_of([inv], {}, "enable_tokenizer_batch_encode needs a text model.")
     assert fix.text.startswith("The message names --enable-tokenizer-batch-encode")
+
+
+def test_a_flag_whose_field_has_another_name_says_what_the_code_reads() -> None:
+    from errkb.knowledge.facts import Involvement
+    from errkb.knowledge.flag_fixes import flag_fixes_of
+
+    inv = Involvement(
+        flag="--elastic-ep-join-rank-offset",
+        dest="ep_join_rank_offset",
+        sides=("condition",),
+        polarity="other",
+        value=None,
+        condition="not (cfg.elastic_ep_initial_size <= cfg.ep_join_rank_offset)",
+        required=True,
+    )
+    (fix,) = flag_fixes_of([inv], {})
+    assert "the code reads it as ep_join_rank_offset" in fix.text, fix.text
+    assert "`not (cfg.elastic_ep_initial_size <= cfg.ep_join_rank_offset)`" in fix.text
