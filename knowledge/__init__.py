@@ -26,7 +26,7 @@ from errkb.knowledge.facts import (
 from errkb.knowledge.fixes import example_fix, solutions
 from errkb.knowledge.inputs import Input
 from errkb.knowledge.intent import Intent
-from errkb.knowledge.kinds import kind_note
+from errkb.knowledge.kinds import USER_INPUTS, kind_note
 from errkb.knowledge.notes import with_constants
 from errkb.knowledge.reading import read_site
 
@@ -76,7 +76,7 @@ def _own_check_kind(
     """The who-hits-it class of an assert's own check alone (the guard's class otherwise)."""
     if site.kind != "assert" or not site.conditions or site.conditions[-1].kind != "assert":
         return kind
-    if kind in ("unknown", "internal", "test", "dependency"):
+    if kind not in USER_INPUTS:
         return kind
     alone = replace(site, conditions=site.conditions[-1:])
     mine = [f for f in flags if f.condition is None or site.check in f.condition]

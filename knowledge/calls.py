@@ -12,8 +12,6 @@ from errkb.knowledge import syntax
 from errkb.knowledge.nouns import Nouns
 from errkb.knowledge.words import VERBS, phrase, predicate
 
-VERB = VERBS
-
 
 class CallClauses(Nouns):
     """Clauses for calls used as tests (the part of `Speaker` that knows functions)."""
@@ -65,10 +63,10 @@ class CallClauses(Nouns):
             if "`" in subj:
                 return None
             return f"{subj} is {not_}{phrase(pred[1], self.glossary)}"
-        if pred is not None and pred[0] in VERB and not node.args:  # `self.has_x()`
+        if pred is not None and pred[0] in VERBS and not node.args:  # `self.has_x()`
             subj = self.noun(func.value) if isinstance(func, ast.Attribute) else "it"
             subj = "it" if "`" in subj or subj in ("self", "cls", "this object") else subj
-            verb = VERB[pred[0]] if holds else neg_verb(pred[0])
+            verb = VERBS[pred[0]] if holds else neg_verb(pred[0])
             return f"{subj} {verb} {phrase(pred[1], self.glossary)}"
         return None
 

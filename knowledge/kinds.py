@@ -35,14 +35,14 @@ class KindNote:
 
 
 # Who-hits-it classes that make an assert a check of the user's own input, not an internal one.
-_USER_INPUTS = frozenset({"flag", "request_field", "environment", "model_config", "hardware"})
+USER_INPUTS = frozenset({"flag", "request_field", "environment", "model_config", "hardware"})
 
 
 def kind_note(site: Site, who: str | None = None) -> KindNote | None:
     """The note for the site's kind of error, or None when its message says enough; `who` is
     the who-hits-it class, when known."""
     if site.kind == "assert":
-        return _assert(site, who in _USER_INPUTS)
+        return _assert(site, who in USER_INPUTS)
     if site.kind == "lookup":
         return _lookup(site)
     if site.kind == "indirect":

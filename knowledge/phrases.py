@@ -13,12 +13,12 @@ import ast
 from collections.abc import Mapping
 
 from errkb.knowledge import syntax
-from errkb.knowledge.calls import VERB, CallClauses, neg_verb, participle
+from errkb.knowledge.calls import CallClauses, neg_verb, participle
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.inputs import InputFinder
 from errkb.knowledge.syntax import code, negate
 from errkb.knowledge.wording import cli_value
-from errkb.knowledge.words import parts, phrase, predicate
+from errkb.knowledge.words import VERBS, parts, phrase, predicate
 
 __all__ = ["Speaker", "code", "negate", "words_of"]
 
@@ -116,9 +116,9 @@ class Speaker(CallClauses):
         if name and pred is not None:
             verb, rest = pred
             what = phrase(rest, self.glossary)
-            if verb in VERB:
+            if verb in VERBS:
                 subj = self._subject(node)
-                return f"{subj} {VERB[verb] if holds else neg_verb(verb)} {what}".strip()
+                return f"{subj} {VERBS[verb] if holds else neg_verb(verb)} {what}".strip()
             return f"{what} is {not_}{participle(verb)}"
         noun = self.noun(node)
         if "`" in noun:
