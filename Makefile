@@ -14,11 +14,11 @@ $(BIN)/errkb: pyproject.toml
 
 install: $(BIN)/errkb
 
-# The first run serves as soon as the pins are ingested: the entry documents are built by the
-# server, in the background and on each first request (see errkb/cli/serve_docs.py).
+# The first run serves at once: the pins are ingested behind the running server, each release
+# served as soon as it is stored, and the entry documents are built by the server, on each first
+# request and in the background (see service/cli/serve_ingest.py and serve_docs.py).
 run: install
-	ERRKB_MATERIALIZE_ENTRIES=0 $(BIN)/errkb ingest
-	$(BIN)/errkb serve
+	$(BIN)/errkb serve --ingest
 
 ingest: install
 	$(BIN)/errkb ingest

@@ -20,6 +20,7 @@ from errkb.service.cli.export import export_site
 from errkb.service.cli.ingest import ingest
 from errkb.service.cli.match import match
 from errkb.service.cli.serve_docs import start_doc_builder, stop_doc_builder
+from errkb.service.cli.serve_ingest import PinIngest
 from errkb.service.cli.show import show
 from errkb.service.cli.status import status
 from errkb.service.cli.watch import watch
@@ -92,6 +93,9 @@ def serve(
     workers: int | None = typer.Option(
         None, "--workers", min=1, help="server processes (default ERRKB_SERVE_WORKERS, 1)"
     ),
+    ingest: bool = typer.Option(
+        False, "--ingest", help="ingest the pins in the background while serving (make run)"
+    ),
 ) -> None:
     """Serve the API and pages with uvicorn, in one process or several."""
     import uvicorn
@@ -113,7 +117,12 @@ def serve(
         **server_options(settings),
     }
     processes = workers or settings.serve_workers
-    builder = start_doc_builder(settings, Console(stderr=True, soft_wrap=True))
+    console = Console(stderr=True, soft_wrap=True)
+    background: PinIngest | None = None
+    if ingest:
+        background = PinIngest(console, lambda: start_doc_builder(settings, console))
+        background.start()
+    builder = None if ingest else start_doc_builder(settings, console)
     try:
         if processes > 1:
             # Each process builds its own app from the environment's settings, on its own socket.
@@ -132,6 +141,8 @@ def serve(
         uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
     finally:
         stop_doc_builder(builder)
+        if background is not None:
+            background.stop()
 
 
 SERVICE_FACTORY = "errkb.service.app:create_app"

@@ -1,0 +1,83 @@
+"""`errkb serve --ingest`: serve at once and ingest the pins behind the running server.
+
+A first run (`make run`) would otherwise wait for every pinned release to be parsed before the
+server starts: minutes on a fresh machine. With `--ingest` the server starts on whatever the
+knowledge base holds (nothing, the first time: it says so) while `errkb ingest` runs in a
+process of its own. Each release is committed whole as soon as it is parsed, and the running
+server sees it at its next request (its caches follow the knowledge base's content key), so the
+first entry is served once the first release is stored. The ingest's lines are printed among
+the server's log, each prefixed with "ingest:"; once it ends, the entry documents it left
+missing are built in the background (see `serve_docs`). Stopping the server stops both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+from errkb.service.cli.progress_view import stamp
+
+Started = Callable[[], subprocess.Popen[bytes] | None]
+
+
+class PinIngest:
+    """`errkb ingest` of the pins in a child process, then `then()` (the doc builder) after it."""
+
+    def __init__(self, console: Console, then: Started) -> None:
+        self.console = console
+        self.then = then
+        self.child: subprocess.Popen[bytes] | None = None
+        self.after: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pin-ingest", daemon=True)
+
+    def start(self) -> None:
+        """Start the ingest; returns at once."""
+        self.console.print(
+            f"{stamp()} Ingesting the pinned releases in the background: each one is served as "
+            "soon as it is stored.",
+            highlight=False,
+        )
+        # Not a terminal: the child prints one line per phase instead of bars, and the server
+        # builds the entry documents (on request, then in the background once the ingest ends).
+        env = {**os.environ, "ERRKB_MATERIALIZE_ENTRIES": "0", "TERM": "dumb"}
+        command = [sys.executable, "-m", "errkb.service.cli.main", "ingest"]
+        self.child = subprocess.Popen(  # noqa: S603 - our own interpreter and command
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        child = self.child
+        assert child is not None and child.stdout is not None  # noqa: S101 - set by start()
+        for raw in child.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line.strip():
+                self.console.print(f"ingest: {escape(line)}", highlight=False)
+        code = child.wait()
+        if self._stopping.is_set():
+            return
+        if code != 0:
+            self.console.print(
+                f"{stamp()} The background ingest stopped (exit {code}); the server goes on "
+                "with what was stored.",
+                highlight=False,
+            )
+        self.after = self.then()
+
+    def stop(self) -> None:
+        """End the ingest and what followed it (what was committed stays)."""
+        self._stopping.set()
+        for process in (self.child, self.after):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
