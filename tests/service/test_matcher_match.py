@@ -195,3 +195,32 @@ def test_hostile_inputs_return_normally() -> None:
     assert all(m.score < 0.5 for m in repeated)
     ladder = match_text(INDEX, 'File "x.py", line 1, in f\n' * 30_000 + f"ValueError: {SWA}")
     assert ladder[0].entry.id == ROWS[0].id
+
+
+def test_a_frame_decides_between_messages_that_begin_alike_when_the_text_is_cut() -> None:
+    runner = "python/sglang/srt/model_executor/cuda_graph_runner.py"
+    ours = row(
+        "Capture cuda graph failed: {e}\nPossible solutions:\n1. disable cuda graph by "
+        "--disable-cuda-graph\n2. set --mem-fraction-static to a smaller value",
+        occ(runner, 266, "CudaGraphRunner.__init__", "0.4.5", 275),
+        exception="Exception",
+    )
+    moved = row(
+        "Capture cuda graph failed: {e}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}",
+        occ("python/sglang/srt/model_executor/graph_capture.py", 80, "capture", "0.5.23"),
+        exception="Exception",
+    )
+    index = build_index([ours, moved])
+    text = (
+        "Traceback (most recent call last):\n"
+        f'  File "/sgl-workspace/sglang/{runner}", line 269, in __init__\n'
+        "    raise Exception(\n"
+        "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB. "
+        "GPU 7 has a total capacity of 95.00"
+    )
+    found = match_text(index, text)
+    assert [m.entry.id for m in found] == [ours.id, moved.id]
+    assert found[0].site is not None and found[0].site.line == 266
+    # Without a frame, nothing tells them apart but the share of each message shown.
+    bare = match_text(index, text.split("\n")[-1])
+    assert bare[0].entry.id == moved.id

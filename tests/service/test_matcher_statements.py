@@ -78,3 +78,71 @@ def test_an_indirect_raise_is_not_penalized_for_the_class_the_text_names() -> No
     indirect = build_index([indirect_row])
     text = f"RouterError: {message}"
     assert match_text(indirect, text)[0].score > match_text(direct, text)[0].score
+
+
+def _release_pair_index() -> object:
+    """One file in two releases: line 305 raises in `init_new` in one, in `other` in the next;
+    `init_new` also raises the same bare statement at other lines."""
+    return build_index(
+        [
+            _bare("e" * 16, "raise", "NotImplementedError", "", 305, "init_new"),
+            _bare("f" * 16, "raise", "NotImplementedError", "", 340, "init_new"),
+            _bare("g" * 16, "raise", "NotImplementedError", "", 352, "init_new"),
+            _bare("h" * 16, "assert", "AssertionError", "self.ready", 305, "other"),
+        ]
+    )
+
+
+def test_a_frame_keeps_only_the_raise_at_its_line_that_prints_as_it_does() -> None:
+    index = _release_pair_index()
+    text = _traceback(305, "init_new", "raise NotImplementedError", "NotImplementedError")
+    found = match_text(index, text)  # type: ignore[arg-type]
+    assert [m.entry.id for m in found] == ["e" * 16]
+    assert found[0].score >= 0.7  # not shared with the same statement at other lines
+
+
+def test_a_frame_of_another_function_at_a_known_line_is_no_evidence() -> None:
+    index = _release_pair_index()
+    text = _traceback(305, "init_cache", "self.tree_cache = make()", "")
+    assert match_text(index, text) == []  # type: ignore[arg-type]
+
+
+def test_an_assert_named_in_prose_or_a_title_is_matched() -> None:
+    index = build_index(
+        [
+            _bare("i" * 16, "assert", "AssertionError", "self.chunked_req is None", 90, "step"),
+            _bare("j" * 16, "assert", "AssertionError", "self.chunked_req is None", 95, "run"),
+            row("chunked_prefill_size must be divisible by page_size", occ(PATH, 9, "f", "0.5")),
+        ]
+    )
+    title = "[Bug] AssertionError: assert self.chunked_req is None, related to chunked_prefill_size"
+    prose = "Assertion `assert self.chunked_req is None` in line 1839 of qwen2.py is triggered"
+    for text in (title, prose):
+        best = match_text(index, text)[0]
+        assert best.entry.id in ("i" * 16, "j" * 16) and best.score >= 0.7, text
+    assert match_text(index, "we assert nothing about self.chunked_req here") == []
+
+
+def test_a_key_error_whose_loader_is_named_in_prose_is_matched() -> None:
+    other = "python/sglang/srt/models/gemma3_causal.py"
+    index = build_index(
+        [
+            _bare("k" * 16, "lookup", "KeyError", "params_dict[name]", 400, "load_weights"),
+            ErrorRow(
+                "l" * 16,
+                "KeyError",
+                "KeyError",
+                [],
+                [occ(other, 410, "Gemma3ForCausalLM.load_weights", "0.5.23", 410)],
+                "lookup",
+                "params_dict[name]",
+            ),
+        ]
+    )
+    text = (
+        "The failure happens in `Gemma3ForCausalLM.load_weights` while loading scales:\n"
+        "KeyError: 'language_model.model.layers.0.self_attn.qkv_proj.k_scale'\n"
+    )
+    best = match_text(index, text)[0]
+    assert best.entry.id == "l" * 16 and best.score >= 0.6
+    assert match_text(index, text.replace("KeyError", "ValueError")) == []

@@ -33,17 +33,49 @@ class FrameHit:
 
 def frame_hits(index: MatchIndex, squeezed: str) -> list[FrameHit]:
     """Every (entry, innermost frame) pair where the frame is on one of the entry's raises, by
-    its line or by the statement it prints."""
+    its line or by the statement it prints, keeping only the best kind of evidence per frame.
+
+    With many releases ingested, a file's line number lands on different raises in different
+    releases. So the frame's function must be the raise's (a frame names its function), and when
+    the frame prints a statement that some of those raises are, only they are kept; a raise of
+    the same statement in the same function at another line counts only when no raise at the
+    frame's own line prints as the frame does.
+    """
     hits: list[FrameHit] = []
     for frame in innermost_frames(squeezed):
-        found = set()
+        at_line: list[FrameHit] = []
         for e in index.raised_at(frame.path, frame.line):
-            sites = pinned_sites(frame, index.entries[e].sites)
+            sites = [s for s in pinned_sites(frame, index.entries[e].sites) if _named(frame, s)]
             if sites:
-                found.add(e)
-                hits.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key))))
-        hits.extend(h for h in statement_hits(index, frame) if h.entry not in found)
+                at_line.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key))))
+        printed = unquoted(frame.tail)
+        same_statement = [
+            h for h in at_line if _prints_after_function(printed, index.entries[h.entry], h)
+        ]
+        if same_statement:
+            hits.extend(same_statement)
+            continue
+        found = {h.entry for h in at_line}
+        by_statement = [h for h in statement_hits(index, frame) if h.entry not in found]
+        hits.extend(at_line)
+        hits.extend(by_statement)
     return hits
+
+
+def _named(frame: Frame, site: FrameSite) -> bool:
+    """True when the frame's function is the site's (a frame with no readable name admits any)."""
+    tail = frame.tail
+    if not tail[:1].isalpha() and tail[:1] not in "_<":
+        return True
+    return tail.startswith(site.function)
+
+
+def _prints_after_function(printed: str, entry: CompiledTemplate, hit: FrameHit) -> bool:
+    """True when the frame prints the entry's statement right after its function's name."""
+    if not entry.statement:
+        return False
+    function = hit.sites[0].function
+    return printed.startswith(function) and _prints(printed[len(function) :], entry.statement)
 
 
 _MAX_FUNCTION = 80  # characters of a function name tried at the start of a frame's tail

@@ -122,6 +122,15 @@ def pinned_sites(frame: Frame, sites: tuple[FrameSite, ...]) -> list[FrameSite]:
     return named or hits
 
 
+def contradicts(frame: Frame, sites: tuple[FrameSite, ...]) -> bool:
+    """True when the frame right before a message shows a function that raises none of these
+    sites in any ingested release: the traceback says the error came from elsewhere."""
+    tail = frame.tail
+    if not tail[:1].isalpha() and tail[:1] != "_":  # no readable function name: no claim
+        return False
+    return not any(_path_matches(frame.path, s) and tail.startswith(s.function) for s in sites)
+
+
 def _path_matches(path: str, site: FrameSite) -> bool:
     tail = site.module_path
     return path == tail or path.endswith("/" + tail) or path.endswith("/" + site.path)

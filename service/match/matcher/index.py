@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
+from errkb.service.match.matcher.mentions import Mentions, build_mentions
 from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
@@ -99,6 +100,8 @@ class MatchIndex:
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
     # (function, file name) -> (statement key, entry) of the sites with a `statement`.
     statements: Statements = field(default_factory=dict)
+    # Asserts and missing-key lookups as prose names them (see `mentions`).
+    mentions: Mentions = field(default_factory=lambda: Mentions({}, {}))
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -280,6 +283,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         stats=stats,
         raise_lines=raise_lines,
         statements=statements,
+        mentions=build_mentions(entries),
     )
 
 

@@ -6,14 +6,21 @@ number of bounded alignments. No database, no regular expressions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from errkb.service.match.matcher import frame_matches
 from errkb.service.match.matcher.align import Alignment, alignments
-from errkb.service.match.matcher.frames import Frame, frame_before, is_foreign, pinned_sites
+from errkb.service.match.matcher.frames import (
+    Frame,
+    contradicts,
+    frame_before,
+    is_foreign,
+    pinned_sites,
+)
 from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
+from errkb.service.match.matcher.mentions import Mention, mentions
 from errkb.service.match.matcher.normalize import Prepared, prepare, words
-from errkb.service.match.matcher.score import match_score
+from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
 
 CANDIDATES = 40  # templates aligned per request
 ALIGNMENTS_PER_CANDIDATE = 3
@@ -74,6 +81,7 @@ def match_text(
                 best = s
         if best is not None and best.score >= min_score:
             scored.append(best)
+    scored = _frames_decide(scored)
     scored.sort(key=_rank)
     matches = [_finish(s, prep) for s in scored[:limit]]
     if hits:
@@ -81,7 +89,35 @@ def match_text(
         # words (the frame's own function name, say) do not.
         starts = [s.alignment.starts[s.alignment.first] for s in scored if s.score >= _READ]
         matches = _with_frames(index, matches, hits, starts, prep, min_score)[:limit]
+    named = mentions(index.mentions, index.entries, prep)
+    if named:
+        matches = _with_mentions(index, matches, named, min_score)[:limit]
     return matches
+
+
+def _with_mentions(
+    index: MatchIndex, matches: list[Match], named: list[Mention], min_score: float
+) -> list[Match]:
+    """The matches plus the sites the text names in prose (an assert's source, a loader's
+    name), each entry kept once at its best score."""
+    best = {m.entry.id: m for m in matches}
+    for mention in named:
+        entry = index.entries[mention.entry]
+        known = best.get(entry.id)
+        if mention.score < min_score or (known is not None and known.score >= mention.score):
+            continue
+        best[entry.id] = Match(
+            entry=entry,
+            score=mention.score,
+            start=mention.start,
+            end=mention.end,
+            params={},
+            site=None,
+            site_line=None,
+            snapshots=entry.snapshots,
+            matched=0,
+        )
+    return sorted(best.values(), key=lambda m: (-m.score, -m.matched, m.start, m.entry.id))
 
 
 def _with_frames(
@@ -125,6 +161,21 @@ class _Scored:
     score: float
     frame: Frame | None
     pinned: tuple[FrameSite, ...]
+    contradicted: bool = False  # the frame before it shows a function that never raises it
+
+
+def _frames_decide(scored: list[_Scored]) -> list[_Scored]:
+    """Where the frame before a message pins some of the errors that read it, those the frame
+    contradicts (its function never raises them) lose 40%: the same words raised elsewhere."""
+    pinning = {s.frame.start for s in scored if s.pinned and s.frame is not None}
+    if not pinning:
+        return scored
+    return [
+        replace(s, score=round(s.score * OTHER_FUNCTION_PENALTY, 4))
+        if s.contradicted and s.frame is not None and s.frame.start in pinning
+        else s
+        for s in scored
+    ]
 
 
 def _rank(s: _Scored) -> tuple[float, int, int, str]:
@@ -143,7 +194,9 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     visible = None
     partial = al.cut is not None or al.last < len(entry.pieces) - 1
     if partial and (
-        len(sq) - al.end(entry.pieces) <= _CUT_SLACK or _quoted_opening(entry, al, prep)
+        len(sq) - al.end(entry.pieces) <= _CUT_SLACK
+        or _cut_in_value(entry, al, prep)
+        or _quoted_opening(entry, al, prep)
     ):
         visible = sum(len(p) for p in entry.pieces[: al.last + 1])
         if al.cut is not None:
@@ -157,7 +210,18 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
         pinned=bool(pinned),
         foreign_frame=frame is not None and is_foreign(frame, entry.roots),
     )
-    return _Scored(entry, al, score, frame, pinned)
+    contradicted = frame is not None and not pinned and contradicts(frame, entry.sites)
+    return _Scored(entry, al, score, frame, pinned, contradicted)
+
+
+def _cut_in_value(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:
+    """True when the text ends inside the value of the placeholder after the found part: the
+    rest of the input is one short line (`Capture cuda graph failed: CUDA out of memory. Tried
+    to allocate 448.00 MiB. GPU 7 has a total capacity of 95.00`, then nothing)."""
+    if al.cut is not None or not entry.gaps[al.last + 1]:
+        return False
+    rest = prep.text[prep.end_to_input(al.end(entry.pieces)) :]
+    return len(rest) <= _TRAIL and "\n" not in rest.rstrip()
 
 
 def _quoted_opening(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:

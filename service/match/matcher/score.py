@@ -12,7 +12,10 @@ The score is coverage x strength, then nudged by corroborating evidence:
   remaining gap, and a traceback frame pinning one of the error's raise sites up to 50%, both
   scaled by the score so far; another class named there (`TypeError: ...`) costs 15%;
 - a traceback whose innermost frame lies outside the error's project (the same words raised by
-  `vllm/...` or `transformers/...`, which copy or wrap such messages) costs 40%.
+  `vllm/...` or `transformers/...`, which copy or wrap such messages) costs 40%; one inside
+  the project whose function raises none of the error's sites costs as much, but only when it
+  pins another error that reads the same words (`matcher._frames_decide`): alone, it may be a
+  release that moved the raise and was not ingested.
 
 So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
 
@@ -32,6 +35,7 @@ _CLASS_BOOST = 0.35
 _OTHER_CLASS_PENALTY = 0.85
 _FRAME_BOOST = 0.5
 _FOREIGN_FRAME_PENALTY = 0.6
+OTHER_FUNCTION_PENALTY = 0.6
 _CUT_FLOOR = 0.6
 
 

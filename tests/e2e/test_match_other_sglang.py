@@ -1,0 +1,113 @@
+"""Real posted errors of every other class (RuntimeError, asserts with and without a message,
+NotImplementedError, KeyError from `load_weights`, ImportError, sglang's own classes), matched on
+the shared sglang knowledge base (0.5.18, 0.5.19, 0.5.20, 0.5.23).
+
+The texts are `tests/data/match-dev/cases-other.jsonl`: copied verbatim from public sglang issue
+threads, each checked against the wheels (see that folder's README). A case counts as found when
+the first match is an error raised in the case's file and, for a message, one whose message holds
+the expected words; for a message-less site (an assert, a bare raise, a missing key) the file is
+what tells it. Cases whose site none of the four releases holds are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from errkb.core.db import make_engine
+from errkb.core.models import Error, Occurrence, Snapshot
+from errkb.service.match.matcher import MatchIndex, match_text
+from errkb.service.match.queries import load_index
+
+pytestmark = pytest.mark.sglang
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "match-dev" / "cases-other.jsonl"
+# Measured on 2026-12-05: 23 of the 28 held cases. The five missed are a message retold in other
+# words (Chinese prose, "sm 75"), an OCR-collapsed message whose twin template ranks first, a
+# title cut where two messages begin alike, and sglang's KVTransferError, whose text is built
+# from a variable the raise does not show.
+FLOOR = 0.8
+STRUCTURAL = ("assert ", "raise ", "param = ")
+
+
+def _cases() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def kb(sglang_kb_url: str) -> tuple[MatchIndex, dict[str, str], dict[str, set[str]], set[str]]:
+    engine = make_engine(sglang_kb_url)
+    try:
+        index = load_index(engine)
+        with engine.connect() as conn:
+            messages = dict(conn.execute(select(Error.id, Error.message)).all())
+            paths: dict[str, set[str]] = {}
+            for error_id, path in conn.execute(select(Occurrence.error_id, Occurrence.path)):
+                paths.setdefault(error_id, set()).add(path)
+            labels = set(conn.execute(select(Snapshot.label)).scalars())
+    finally:
+        engine.dispose()
+    return index, messages, paths, labels
+
+
+def _found(case: dict[str, Any], kb: Any) -> tuple[bool, str]:
+    index, messages, paths, _ = kb
+    found = match_text(index, case["posted_text"], limit=3)
+    if not found:
+        return False, "no match"
+    top = found[0].entry.id
+    fragment = case["expected_fragment"]
+    right = case["source_path"] in paths.get(top, set()) and (
+        fragment.startswith(STRUCTURAL) or fragment in messages[top]
+    )
+    return right, f"{found[0].score:.2f} {found[0].entry.exception}: {messages[top][:80]!r}"
+
+
+def test_real_posted_errors_of_other_classes_find_their_entry_first(kb: Any) -> None:
+    labels = kb[3]
+    held = [
+        c
+        for c in _cases()
+        if c["expect"] == "match" and set(c.get("releases_with_message") or []) & labels
+    ]
+    results = [(c, *_found(c, kb)) for c in held]
+    missed = [f"{c['id']} ({c['exception']}): {why}" for c, right, why in results if not right]
+    share = 1 - len(missed) / len(held)
+    print(f"\n{len(held) - len(missed)} of {len(held)} found first; missed:\n" + "\n".join(missed))
+    assert len(held) >= 25
+    assert share >= FLOOR, missed
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "bare-assert-mamba-radix-allocator-type",  # the frame's own statement, two tracebacks
+        "notimplemented-bare-expert-distribution-gatherer",  # bare raise, a later traceback
+        "capture-cuda-graph-failed-oom-deepep",  # a message cut inside its value
+        "assert-being-chunked-req-title-old",  # an assert retold in an issue title
+        "keyerror-gemma3-modelopt-k-scale-prose",  # a KeyError with the loader named in prose
+    ],
+)
+def test_kinds_of_evidence(case_id: str, kb: Any) -> None:
+    case = next(c for c in _cases() if c["id"] == case_id)
+    if not set(case.get("releases_with_message") or []) & kb[3]:
+        pytest.skip("no held release has this site")
+    right, why = _found(case, kb)
+    assert right, why
+
+
+def test_other_projects_errors_are_not_confident_sglang_matches(kb: Any) -> None:
+    index, messages, _, _ = kb
+    traps = [c for c in _cases() if c["expect"] == "no-sglang-match"]
+    confident = []
+    for case in traps:
+        for m in match_text(index, case["posted_text"], limit=3):
+            if m.score >= 0.8:
+                confident.append((case["id"], m.score, messages[m.entry.id][:60]))
+    # One trap is the very text sglang raises ("DeepEP is not installed"), printed by Megatron
+    # with no path at all: nothing in it tells the two apart.
+    assert len(confident) <= 1, confident
