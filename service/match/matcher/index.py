@@ -19,8 +19,8 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
-from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
 from errkb.service.match.matcher.mentions import Mentions, build_mentions
+from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
 from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)

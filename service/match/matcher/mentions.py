@@ -73,9 +73,7 @@ def build_mentions(entries: Sequence[CompiledTemplate]) -> Mentions:
     )
 
 
-def mentions(
-    table: Mentions, entries: Sequence[CompiledTemplate], prep: Prepared
-) -> list[Mention]:
+def mentions(table: Mentions, entries: Sequence[CompiledTemplate], prep: Prepared) -> list[Mention]:
     """The entries the text names in prose, best first; each entry once."""
     found = _assert_mentions(table, entries, prep) + _lookup_mentions(table, prep.text)
     best: dict[int, Mention] = {}
