@@ -7,9 +7,11 @@ BIN := $(VENV)/bin
 
 $(BIN)/errkb: pyproject.toml
 	@echo "Installing errkb and its dependencies into $(VENV) (about half a minute)..."
+	@# -qq: errors only. With -q, pip printed ~100 lines of warnings on these machines (index
+	@# folders the machine's pip config names, setuptools' note on editable installs).
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -qq --upgrade pip
+	$(BIN)/pip install -qq -e '.[test]'
 	touch $@
 
 install: $(BIN)/errkb
