@@ -85,11 +85,12 @@ def test_real_posted_errors_of_other_classes_find_their_entry_first(kb: Any) -> 
 @pytest.mark.parametrize(
     "case_id",
     [
-        "bare-assert-mamba-radix-allocator-type",  # the frame's own statement, two tracebacks
+        "bare-assert-unified-swa-hicache-loadback",  # a bare assert under its frame
         "notimplemented-bare-expert-distribution-gatherer",  # bare raise, a later traceback
         "capture-cuda-graph-failed-oom-deepep",  # a message cut inside its value
-        "assert-being-chunked-req-title-old",  # an assert retold in an issue title
+        "bare-assert-chunked-req-prose",  # an assert retold in prose, with its file
         "keyerror-gemma3-modelopt-k-scale-prose",  # a KeyError with the loader named in prose
+        "keyerror-qwen3-eagle3-midlayer",  # a KeyError from params_dict[name] under its frame
     ],
 )
 def test_kinds_of_evidence(case_id: str, kb: Any) -> None:
