@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from errkb.service.match.matcher import frame_matches
 from errkb.service.match.matcher.align import Alignment, alignments
+from errkb.service.match.matcher.evidence import Match, with_frames, with_mentions
 from errkb.service.match.matcher.frames import (
     Frame,
     contradicts,
@@ -18,7 +19,7 @@ from errkb.service.match.matcher.frames import (
     pinned_sites,
 )
 from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
-from errkb.service.match.matcher.mentions import Mention, mentions
+from errkb.service.match.matcher.mentions import mentions
 from errkb.service.match.matcher.normalize import Prepared, prepare, words
 from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
 
@@ -32,21 +33,6 @@ _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 _QUOTES = "`'\""
 _READ = 0.5  # an aligned message at least this sure explains the traceback before it
 _MIN_QUOTED = 16  # squeezed characters of a quoted opening that can tell errors apart
-
-
-@dataclass(frozen=True)
-class Match:
-    """One error shown by the text, with its evidence."""
-
-    entry: CompiledTemplate
-    score: float
-    start: int  # input offsets of the span
-    end: int
-    params: dict[str, str]
-    site: FrameSite | None  # the raise site a traceback frame pinned
-    site_line: int | None  # the line the frame reported
-    snapshots: tuple[str, ...]  # snapshot labels consistent with the input
-    matched: int  # literal characters found
 
 
 def match_text(
@@ -88,70 +74,11 @@ def match_text(
         # Only a message read with some confidence accounts for a traceback: a few shared
         # words (the frame's own function name, say) do not.
         starts = [s.alignment.starts[s.alignment.first] for s in scored if s.score >= _READ]
-        matches = _with_frames(index, matches, hits, starts, prep, min_score)[:limit]
+        matches = with_frames(index, matches, hits, starts, prep, min_score)[:limit]
     named = mentions(index.mentions, index.entries, prep)
     if named:
-        matches = _with_mentions(index, matches, named, min_score)[:limit]
+        matches = with_mentions(index, matches, named, min_score)[:limit]
     return matches
-
-
-def _with_mentions(
-    index: MatchIndex, matches: list[Match], named: list[Mention], min_score: float
-) -> list[Match]:
-    """The matches plus the sites the text names in prose (an assert's source, a loader's
-    name), each entry kept once at its best score."""
-    best = {m.entry.id: m for m in matches}
-    for mention in named:
-        entry = index.entries[mention.entry]
-        known = best.get(entry.id)
-        if mention.score < min_score or (known is not None and known.score >= mention.score):
-            continue
-        best[entry.id] = Match(
-            entry=entry,
-            score=mention.score,
-            start=mention.start,
-            end=mention.end,
-            params={},
-            site=None,
-            site_line=None,
-            snapshots=entry.snapshots,
-            matched=0,
-        )
-    return sorted(best.values(), key=lambda m: (-m.score, -m.matched, m.start, m.entry.id))
-
-
-def _with_frames(
-    index: MatchIndex,
-    matches: list[Match],
-    hits: list[frame_matches.FrameHit],
-    message_starts: list[int],
-    prep: Prepared,
-    min_score: float,
-) -> list[Match]:
-    """The matches plus those a frame shows alone (a traceback whose message is missing or
-    cut), each entry kept once at its best score."""
-    best = {m.entry.id: m for m in matches}
-    open_hits = [h for h in hits if not frame_matches.explained(h, message_starts)]
-    for hit in open_hits:
-        entry = index.entries[hit.entry]
-        sharing = len({h.entry for h in open_hits if h.frame == hit.frame})
-        score = frame_matches.scored_hit(hit, entry, prep.squeezed, sharing)
-        known = best.get(entry.id)
-        if score < min_score or (known is not None and known.score >= score):
-            continue
-        start, end = frame_matches.span(hit, prep)
-        best[entry.id] = Match(
-            entry=entry,
-            score=score,
-            start=start,
-            end=end,
-            params={},
-            site=hit.sites[0],
-            site_line=hit.frame.line,
-            snapshots=tuple(dict.fromkeys(s.snapshot for s in hit.sites)),
-            matched=0,
-        )
-    return sorted(best.values(), key=lambda m: (-m.score, -m.matched, m.start, m.entry.id))
 
 
 @dataclass(frozen=True, slots=True)
