@@ -46,7 +46,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.versions = VersionTracker(engine)
         if app.state.versions.empty():  # a mistyped path serves nothing: say where it looked
             where = engine.url.render_as_string(hide_password=True)
-            log.warning("the knowledge base at %s is empty: run `errkb ingest` to fill it", where)
+            log.warning(
+                "the knowledge base at %s is empty: run `errkb ingest` to fill it "
+                "(`errkb serve --ingest` fills it while serving)",
+                where,
+            )
         app.state.entries = EntryCache(settings.entry_cache_mb << 20)
         app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:
