@@ -10,7 +10,9 @@ times every question both ways, interleaved (MCP, then HTTP, per question), so m
 affects both sides alike. Prints per round the median latency of each, and over the rounds the
 median and range of the medians and of the ratio MCP / HTTP (goal: within 1.5x). Beside them,
 `tools/list` against `GET /healthz` (neither reads the database) shows how much of the
-difference is the protocol's own cost, both SDK ends included.
+difference is the protocol's own cost, both SDK ends included, and "raw get" sends get_error as
+one plain JSON-RPC POST (what any HTTP client of the 2026-07-28 protocol sends), so the server's
+share of the cost shows apart from the SDK client's.
 
 Usage: .venv/bin/python bench/mcp.py [--db URL] [--ids N] [--rounds N]
 Without --db it uses a copy of the tests' cached 4-release sglang knowledge base (built by the
@@ -78,6 +80,20 @@ def start_errkb(db_url: str, port: int, data_dir: Path) -> subprocess.Popen[byte
     raise SystemExit("errkb serve did not start")
 
 
+# What a client of the 2026-07-28 protocol sends with each request (no initialize, no session).
+RAW_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+RAW_HEADERS = {
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "get_error",
+    "Accept": "application/json, text/event-stream",
+}
+
+
 def questions(db_url: str, n: int, seed: int) -> tuple[list[str], list[str]]:
     """`n` random error ids and, for the matches, a traceback ending in each one's message."""
     engine = make_engine(db_url)
@@ -122,6 +138,23 @@ async def run(base: str, ids: list[str], texts: list[str], rounds: int) -> dict[
         async def http_match(text: str) -> object:
             return (await http.post("/api/match", content=text.encode())).raise_for_status()
 
+        raw_id = [0]
+
+        async def raw_get(error_id: str) -> object:
+            # The same tools/call as one JSON-RPC POST (the 2026-07-28 protocol needs no session):
+            # the server's own cost, without the SDK client's.
+            raw_id[0] += 1
+            body = {
+                "jsonrpc": "2.0",
+                "id": raw_id[0],
+                "method": "tools/call",
+                "params": {"name": "get_error", "arguments": {"id": error_id}, "_meta": RAW_META},
+            }
+            answer = await http.post("/mcp", json=body, headers=RAW_HEADERS)
+            answer.raise_for_status()
+            assert "error" not in answer.json() and not answer.json()["result"].get("isError")
+            return answer
+
         async def mcp_list(_: str) -> object:
             return await mcp.list_tools()
 
@@ -130,6 +163,7 @@ async def run(base: str, ids: list[str], texts: list[str], rounds: int) -> dict[
 
         kinds = {
             "get": (ids, mcp_get, http_get),
+            "raw get": (ids, raw_get, http_get),
             "match": (texts, mcp_match, http_match),
             "list": (ids, mcp_list, http_health),
         }
@@ -147,7 +181,7 @@ async def run(base: str, ids: list[str], texts: list[str], rounds: int) -> dict[
                 medians.setdefault(f"{kind} mcp", []).append(m)
                 medians.setdefault(f"{kind} http", []).append(h)
                 medians.setdefault(f"{kind} ratio", []).append(m / h)
-                print(f"round {r + 1} {kind:5}: MCP {m:6.2f} ms, HTTP {h:6.2f} ms, {m / h:.2f}x")
+                print(f"round {r + 1} {kind:7}: MCP {m:6.2f} ms, HTTP {h:6.2f} ms, {m / h:.2f}x")
     return medians
 
 
@@ -182,11 +216,16 @@ def main() -> None:
             proc.terminate()
             proc.wait(30)
     print(f"\n{args.ids} questions of each kind per round, one at a time, warm caches:")
-    for kind in ("get", "match", "list"):
-        print(f"{kind:5} MCP   {spread(medians[f'{kind} mcp'], ' ms')}")
-        print(f"{kind:5} HTTP  {spread(medians[f'{kind} http'], ' ms')}")
-        goal = " (goal <= 1.5x)" if kind != "list" else " (tools/list against GET /healthz)"
-        print(f"{kind:5} ratio {spread(medians[f'{kind} ratio'], 'x')}{goal}")
+    notes = {
+        "get": " (goal <= 1.5x)",
+        "raw get": " (one JSON-RPC POST, no SDK client: the server's own cost)",
+        "match": " (goal <= 1.5x)",
+        "list": " (tools/list against GET /healthz)",
+    }
+    for kind, goal in notes.items():
+        print(f"{kind:7} MCP   {spread(medians[f'{kind} mcp'], ' ms')}")
+        print(f"{kind:7} HTTP  {spread(medians[f'{kind} http'], ' ms')}")
+        print(f"{kind:7} ratio {spread(medians[f'{kind} ratio'], 'x')}{goal}")
 
 
 if __name__ == "__main__":
