@@ -146,3 +146,30 @@ def test_a_key_error_whose_loader_is_named_in_prose_is_matched() -> None:
     best = match_text(index, text)[0]
     assert best.entry.id == "l" * 16 and best.score >= 0.6
     assert match_text(index, text.replace("KeyError", "ValueError")) == []
+
+
+def test_an_assert_whose_file_was_renamed_is_matched_by_its_function_and_check() -> None:
+    renamed = "python/sglang/srt/mem_cache/unified_cache/unified_tree_core.py"
+    index = build_index(
+        [
+            ErrorRow(
+                "m" * 16,
+                "assert cd.lock_ref == 0",
+                "AssertionError",
+                [],
+                [occ(renamed, 1544, "UnifiedTreeCore._cascade_evict", "0.5.18", 1544)],
+                "assert",
+                "cd.lock_ref == 0",
+            )
+        ]
+    )
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.12/site-packages/sglang/srt/mem_cache/unified_radix_cache.py",'
+        " line 892, in _cascade_evict\n    assert cd.lock_ref == 0\n           ^^^^^^^^^^\n"
+        "AssertionError\n"
+    )
+    best = match_text(index, text)[0]
+    assert best.entry.id == "m" * 16 and 0.5 <= best.score < 0.8  # weaker than its own file
+    other_function = text.replace("in _cascade_evict", "in _evict_leaf")
+    assert match_text(index, other_function) == []

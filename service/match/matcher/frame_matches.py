@@ -29,6 +29,7 @@ class FrameHit:
     entry: int
     frame: Frame
     sites: tuple[FrameSite, ...]
+    moved: bool = False  # the same function and assert, in a file of another name
 
 
 def frame_hits(index: MatchIndex, squeezed: str) -> list[FrameHit]:
@@ -57,6 +58,8 @@ def frame_hits(index: MatchIndex, squeezed: str) -> list[FrameHit]:
             continue
         found = {h.entry for h in at_line}
         by_statement = [h for h in statement_hits(index, frame) if h.entry not in found]
+        if not at_line and not by_statement:
+            by_statement = moved_assert_hits(index, frame)
         hits.extend(at_line)
         hits.extend(by_statement)
     return hits
@@ -107,6 +110,31 @@ def statement_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
     return out
 
 
+_MOVED = 0.8  # a renamed file is weaker evidence than the frame's own file
+_MAX_MOVED_FILES = 2  # files an assert's function may be found in before it tells nothing
+
+
+def moved_assert_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
+    """Asserts printed as the frame prints, in a function of the frame's name but a file of
+    another name (renamed or split since the poster's release: `unified_radix_cache.py` became
+    `unified_tree_core.py`), when few files have such a function and assert."""
+    tail = frame.tail
+    out: list[FrameHit] = []
+    k = 0
+    while k < min(len(tail), _MAX_FUNCTION) and (tail[k].isalnum() or tail[k] == "_"):
+        k += 1
+        candidates = index.statements.get((tail[:k], ""))
+        if not candidates:
+            continue
+        printed = unquoted(tail[k:])
+        for statement, e in candidates:
+            if printed.startswith(statement):
+                sites = [s for s in index.entries[e].sites if s.function == tail[:k]]
+                out.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key)), True))
+    files = {s.module_path for h in out for s in h.sites}
+    return out if 0 < len(files) <= _MAX_MOVED_FILES else []
+
+
 def _prints(printed: str, statement: str) -> bool:
     """True when the printed line is the statement: it starts with it, or (a subscript inside
     an assignment) holds it near its start."""
@@ -135,7 +163,8 @@ def scored_hit(hit: FrameHit, entry: CompiledTemplate, squeezed: str, sharing: i
     class_named = window.find(entry.exception + ":") >= 0 or window.endswith(entry.exception)
     if entry.statement and not class_named:  # `AssertionError` alone, before the next log line
         class_named = window.find(entry.exception) >= 0 and entry.exception not in entry.statement
-    return frame_score(function_named=function_named, class_named=class_named, sharing=sharing)
+    score = frame_score(function_named=function_named, class_named=class_named, sharing=sharing)
+    return round(score * _MOVED, 4) if hit.moved else score
 
 
 def span(hit: FrameHit, prep: Prepared) -> tuple[int, int]:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from errkb.service.match.matcher.index import CompiledTemplate, ErrorRow
 
 
-# (function, file name) -> (statement, entry index) of the sites there that print a statement.
+# (function, file name) -> (statement, entry index) of the sites there that print a statement;
+# asserts also under (function, ""), for a file that was renamed or split since.
 Statements = Mapping[tuple[str, str], tuple[tuple[str, int], ...]]
 
 
@@ -50,4 +51,6 @@ def statement_sites(
             for site in entry.sites:
                 name = site.module_path.rsplit("/", 1)[-1]
                 found.setdefault((site.function, name), set()).add((entry.statement, e))
+                if entry.statement.startswith("assert"):  # also under the function alone
+                    found.setdefault((site.function, ""), set()).add((entry.statement, e))
     return {key: tuple(sorted(v)) for key, v in found.items()}
