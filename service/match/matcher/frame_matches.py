@@ -117,7 +117,8 @@ _MAX_MOVED_FILES = 2  # files an assert's function may be found in before it tel
 def moved_assert_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
     """Asserts printed as the frame prints, in a function of the frame's name but a file of
     another name (renamed or split since the poster's release: `unified_radix_cache.py` became
-    `unified_tree_core.py`), when few files have such a function and assert."""
+    `unified_tree_core.py`), when no file of the frame's name raises anything in a function of
+    that name any more, and few files have such a function and assert."""
     tail = frame.tail
     out: list[FrameHit] = []
     k = 0
@@ -132,7 +133,24 @@ def moved_assert_hits(index: MatchIndex, frame: Frame) -> list[FrameHit]:
                 sites = [s for s in index.entries[e].sites if s.function == tail[:k]]
                 out.append(FrameHit(e, frame, tuple(sorted(sites, key=lambda s: s.sort_key)), True))
     files = {s.module_path for h in out for s in h.sites}
-    return out if 0 < len(files) <= _MAX_MOVED_FILES else []
+    if not 0 < len(files) <= _MAX_MOVED_FILES or _still_there(index, frame, out[0].sites[0]):
+        return []
+    return out
+
+
+def _still_there(index: MatchIndex, frame: Frame, site: FrameSite) -> bool:
+    """True when a file of the frame's name still raises in a function of the site's name: the
+    function was not moved out of it, so the assert found elsewhere is another one."""
+    name = frame.path.rsplit("/", 1)[-1]
+    spans = index.raise_lines.get(name)
+    if spans is None:
+        return False
+    entries = {e for _, _, e in spans.spans}
+    return any(
+        s.function == site.function and s.module_path.rsplit("/", 1)[-1] == name
+        for e in entries
+        for s in index.entries[e].sites
+    )
 
 
 def _prints(printed: str, statement: str) -> bool:
