@@ -43,8 +43,11 @@ class Settings(BaseSettings):
     max_body_bytes: int = 1 << 20
     match_refresh_seconds: float = 2.0  # how often the matcher checks for a newer ingest
     match_processes: int = Field(default=1, ge=1, description="processes matching /api/match")
+    # 64: as many as a load balancer's usual connection pool to one process, so a busy client
+    # pool waits rather than gets 503s (bench/serve.py at 64 connections: 4,007 refused at 16);
+    # the bodies held stay bounded at 64 x max_body_bytes (64 MiB).
     match_queue: int = Field(
-        default=16, ge=1, description="matches a server process holds at once; more get a 503"
+        default=64, ge=1, description="matches a server process holds at once; more get a 503"
     )
     # 5, not 10: at 10 a busy machine's other work starved the matches (6-8 matches a minute
     # in the soak against 14-15 at 5), for no measurable gain in /healthz.
