@@ -99,3 +99,32 @@ def test_a_port_in_use_fails_in_one_line(tmp_path: Path) -> None:
         f"error: cannot listen on 127.0.0.1:{port}: Address already in use (choose another --port)"
     )
     assert not [line for line in lines if "Traceback" in line]
+
+
+def test_connections_of_a_process_socket_have_nagle_off() -> None:
+    """asyncio sets TCP_NODELAY only where the socket names IPPROTO_TCP; with Nagle on, every
+    answer written in two parts waited for the client's delayed ACK (40 ms a request)."""
+    import asyncio
+
+    from errkb.service.processes import reuseport_socket
+
+    async def accepted_nodelay() -> int:
+        sock = reuseport_socket("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            conn = writer.get_extra_info("socket")
+            seen.set_result(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(connected, sock=sock)
+        port = sock.getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            return await asyncio.wait_for(seen, 30)
+        finally:
+            writer.close()
+            server.close()
+            await server.wait_closed()
+
+    assert asyncio.run(accepted_nodelay()) != 0
