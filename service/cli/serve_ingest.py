@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from errkb.service.cli.progress_view import stamp
+from errkb.service.cli.serve_docs import stop_doc_builder
 
 Started = Callable[[], subprocess.Popen[bytes] | None]
 
@@ -75,9 +76,4 @@ class PinIngest:
         """End the ingest and what followed it (what was committed stays)."""
         self._stopping.set()
         for process in (self.child, self.after):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop_doc_builder(process)  # the same end for any child: terminate, then kill
