@@ -72,10 +72,11 @@ def install_mcp(app: FastAPI) -> None:
         transport_security=transport_security(settings),
         max_request_body_size=cap,
     )
-    # Only the SDK app's transport, as a route of our own that names the methods it answers.
+    # Only the SDK app's transport, as a route of our own that names the methods it answers. It
+    # comes first: every call would otherwise be tried against each API and page route first.
     del sdk_app
     endpoint = StreamableHTTPASGIApp(server.session_manager)
-    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.insert(0, Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     app.state.mcp_server = server  # for tests that drive it in memory beside the JSON routes
 
     @asynccontextmanager

@@ -88,19 +88,23 @@ class Reader:
 
     def versions(self) -> list[str]:
         """Every ingested snapshot's label, oldest first; refuses an empty knowledge base."""
+        return self._labels_now()[1]
+
+    def _labels_now(self) -> tuple[str, list[str]]:
         key = self.backing.versions.current().key
         if self._labels[0] != key:  # read once per ingest: the hot path asks on the event loop
             with self.backing.sessions() as session:
                 self._labels = (key, snapshot_labels(session))
-        labels = self._labels[1]
-        if not labels:
+        labels = self._labels
+        if not labels[1]:
             # The same sentence as the server's 404s and /healthz, as a sentence of its own.
             raise EmptyKnowledgeBase(EMPTY_KB[0].upper() + EMPTY_KB[1:] + ".")
         return labels
 
-    def check_version(self, version: str | None) -> None:
-        """Refuse a version that was never ingested, naming the ones that were."""
-        labels = self.versions()
+    def check_version(self, version: str | None) -> str:
+        """The content key now, after refusing a version that was never ingested (naming the
+        ones that were) and an empty knowledge base."""
+        key, labels = self._labels_now()
         if version is not None and version not in labels:
             shown = ", ".join(labels[-12:])
             more = f" (and {len(labels) - 12} older)" if len(labels) > 12 else ""
@@ -108,15 +112,7 @@ class Reader:
                 f"Version {version!r} is not in the knowledge base. "
                 f"Ingested versions: {shown}{more}."
             )
-
-    def remembered(self, item: tuple[str | None, ...]) -> tuple[str, bytes | None]:
-        """(content key, an answer kept under it for `item`, if any)."""
-        key = self.backing.versions.current().key
-        return key, self.backing.entries.get(key, ("mcp", *item))
-
-    def remember(self, key: str, item: tuple[str | None, ...], answer: bytes) -> None:
-        """Keep a rendered answer beside the entries, until the content key moves."""
-        self.backing.entries.put(key, ("mcp", *item), answer)
+        return key
 
     def cached_entry(self, error_id: str, version: str | None = None) -> Entry | None:
         """The entry if either front end has it at hand (no database read), else None."""

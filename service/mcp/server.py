@@ -122,6 +122,12 @@ def build_server(
     )
     root.setLevel(level)
     root.handlers[:] = handlers
+    # The SDK wraps each message in an OpenTelemetry span by default ("drop it from this list to
+    # opt out", says its docstring). errkb installs no exporter, so the spans went nowhere and
+    # cost every call its time.
+    server.middleware[:] = [
+        m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"
+    ]
     q = Questions(reader_of, base_url_of)
     _add_tools(server, q)
     _add_resource_and_prompt(server, q)

@@ -19,9 +19,11 @@ from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 
 from errkb.core.settings import Settings
+from errkb.service.mcp.asking import Answers
 from errkb.service.mcp.reading import Reader, open_backing
 from errkb.service.mcp.server import build_server
 
@@ -61,6 +63,8 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         for tool in tools.values():
             assert "Use this" in (tool.description or "")
             assert tool.output_schema is not None  # structured output, with its schema
+            # written in place: the SDK's client checks every answer, and $refs made it slower
+            assert "$ref" not in json.dumps(tool.output_schema)
             assert tool.annotations is not None and tool.annotations.read_only_hint
         assert tools["match_error"].input_schema["required"] == ["text"]
 
@@ -226,6 +230,20 @@ def test_errkb_serve_admits_mcp_clients_at_the_host_it_was_given(tmp_path: Path)
         assert forged.status_code == 421
     finally:
         stop(proc)
+
+
+def test_kept_answers_last_only_as_long_as_their_content_key() -> None:
+    kept = Answers(2)
+    one, two, three = (CallToolResult(content=[]) for _ in range(3))
+    kept.get("k1", "a")
+    kept.put("k1", "a", one)
+    kept.put("k1", "b", two)
+    assert kept.get("k1", "a") is one  # now the most recently used
+    kept.put("k1", "c", three)  # past the bound: "b", the least recently used, goes
+    assert (kept.get("k1", "b"), kept.get("k1", "a"), kept.get("k1", "c")) == (None, one, three)
+    assert kept.get("k2", "a") is None  # an ingest moved the key: nothing older is served
+    kept.put("k1", "a", one)  # made under the old key while the new one arrived: not kept
+    assert kept.get("k2", "a") is None
 
 
 def test_answers_are_json_serializable_and_small(db_url: str, tmp_path: Path) -> None:
