@@ -7,36 +7,58 @@ parse (its unit context digest covers the same call texts, see `call_texts`). A 
 its callee (`name(`, `self.name(` / `cls.name(` for a method, `Owner(` for `__init__`), its
 closing bracket by counting brackets outside string quotes, and it is parsed alone; a call that
 does not parse, or passes `*args` before the parameter, says nothing, and one inside a string or
-a comment (a docstring's usage example) is not a call. Tokenizing the module to tell is done
-only when a guard reads a parameter that has callers.
+a comment (a docstring's usage example) is not a call. Finding the module's strings and comments
+to tell is done only when a guard reads a parameter that has callers.
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 import warnings
 from bisect import bisect_right
 from collections.abc import Iterator
 
 MAX_CALL_CHARS = 2_000
-# Tokens whose text is not code: a call spelled in one is an example, not a call.
-_LITERAL = frozenset(
-    {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+# Text that is not code, in one left-to-right scan: a comment, or a string literal of any quoting
+# (its prefix letters are added after). A quote inside a comment, or a hash inside a string, is
+# consumed by the literal it sits in, as the tokenizer does.
+_LITERALS = re.compile(
+    r"""\#[^\r\n]*"""
+    r"""|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\""""
+    r"""|'''(?:[^'\\]|\\.|'(?!''))*'''"""
+    r"""|"(?:[^"\\\r\n]|\\.)*\""""
+    r"""|'(?:[^'\\\r\n]|\\.)*'""",
+    re.DOTALL,
 )
+_PREFIX = frozenset("rRbBuUfF")
+_WORD = re.compile(r"\w")
+_CALLEE_BEFORE = re.compile(r"[\w.]")  # a character that makes `name(` part of a longer name
 MAX_CALLS = 20  # calls read per function: a helper called everywhere says little per call
 MAX_VALUES = 3  # distinct values kept per parameter
 
 
-def _callee(name: str, owner: str) -> re.Pattern[str]:
-    """Where a call of function `name` (a method of `owner` when given) starts."""
+def _call_starts(text: str, name: str, owner: str) -> Iterator[int]:
+    """Where each call of function `name` (a method of `owner` when given) starts: `name(` not
+    preceded by a name character or a dot; `self.name(` / `cls.name(` for a method; `Owner(`
+    for `__init__`. Found by plain substring search (a regex starting with a look-behind tried
+    every offset of the module, a tenth of the ingest's time)."""
     if owner and name == "__init__":
-        return re.compile(rf"(?<![\w.]){re.escape(owner)}\(")
-    if owner:
-        return re.compile(rf"(?<![\w.])(?:self|cls)\.{re.escape(name)}\(")
-    return re.compile(rf"(?<![\w.]){re.escape(name)}\(")
+        target, leads = owner, ("",)
+    elif owner:
+        target, leads = name, ("self.", "cls.")
+    else:
+        target, leads = name, ("",)
+    needle = target + "("
+    at = text.find(needle)
+    while at >= 0:
+        for lead in leads:
+            start = at - len(lead)
+            if start >= 0 and text.startswith(lead, start):
+                if start == 0 or not _CALLEE_BEFORE.match(text, start - 1):
+                    yield start
+                break
+        at = text.find(needle, at + 1)
 
 
 def call_texts(text: str, name: str, owner: str) -> list[str]:
@@ -56,31 +78,31 @@ def code_calls(text: str, name: str, owner: str, strings: list[tuple[int, int]])
     return out
 
 
-def string_spans(text: str) -> list[tuple[int, int]] | None:
-    """The (start, end) offsets of the module's string literals and comments, sorted; None when
-    the text does not tokenize."""
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+def string_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the module's string literals (prefix included) and comments,
+    sorted: the tokenizer's STRING and COMMENT tokens (the same spans on every file of four
+    sglang releases), about 14 times faster than `tokenize`."""
     out = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type in _LITERAL:
-                (r0, c0), (r1, c1) = tok.start, tok.end
-                out.append((starts[r0 - 1] + c0, starts[r1 - 1] + c1))
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        return None
-    return sorted(out)
+    for m in _LITERALS.finditer(text):
+        start, end = m.span()
+        if text[start] != "#":
+            p = start
+            while p > 0 and start - p < 2 and text[p - 1] in _PREFIX:
+                p -= 1
+            if p < start and not (p > 0 and _WORD.match(text, p - 1)):
+                start = p  # r"...", b'...', f"...", rb"...": the prefix belongs to the literal
+        out.append((start, end))
+    return out
 
 
 def _found(text: str, name: str, owner: str) -> list[tuple[int, str]]:
     if name not in text:
         return []
     out = []
-    for m in _callee(name, owner).finditer(text):
-        end = _closing(text, m.end() - 1)
+    for start in _call_starts(text, name, owner):
+        end = _closing(text, text.index("(", start))
         if end is not None:
-            out.append((m.start(), text[m.start() : end + 1]))
+            out.append((start, text[start : end + 1]))
             if len(out) >= MAX_CALLS:
                 break
     return out
