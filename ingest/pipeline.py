@@ -170,6 +170,7 @@ def _ingest(
         summary.status = "already ingested"
     else:
         summary.errors, summary.new_errors = written
+        store.refresh_statistics(job.engine)
 
 
 def site_counts(sites: Sequence[Site]) -> dict[str, Any]:

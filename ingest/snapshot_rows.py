@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from errkb.core.models import packed_code
+from errkb.core.models import function_name, packed_code
 from errkb.core.records import FileResult, FlagDef, FlagLink, Site, site_error_id
 
 TITLE_CHARS = 120
@@ -29,6 +29,7 @@ OCCURRENCE_COLUMNS = (
     "line",
     "end_line",
     "qualname",
+    "function",
     "body_hash",
 )
 BODY_COLUMNS = ("hash", "end_offset", "code", "flags", "raise_source")
@@ -193,7 +194,16 @@ def site_rows(
     flags = json_text([link.to_json() for link in involved])
     body = body_hash(prepared, flags)
     return (
-        (error, snapshot_id, site.path, site.line, site.end_line, site.qualname, body),
+        (
+            error,
+            snapshot_id,
+            site.path,
+            site.line,
+            site.end_line,
+            site.qualname,
+            function_name(site.qualname),
+            body,
+        ),
         (
             body,
             site.end_line - site.line,

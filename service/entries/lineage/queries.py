@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from errkb.core.models import Error, Occurrence
 from errkb.service.queries import DbSession as Session
@@ -13,10 +13,6 @@ from errkb.service.queries import DbSession as Session
 def same_function_errors(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Any]:
     """(snapshot_id, path, qualname, id, exception, message, check_text) of the errors raised in
     the snapshots by functions with one of the given names (the last part of their qualname)."""
-    like = [
-        or_(Occurrence.qualname == n, Occurrence.qualname.endswith("." + n, autoescape=True))
-        for n in sorted(names)
-    ]
     return list(
         session.execute(
             select(
@@ -29,7 +25,10 @@ def same_function_errors(session: Session, snapshot_ids: set[int], names: set[st
                 Error.check_text,
             )
             .join(Error, Error.id == Occurrence.error_id)
-            .where(Occurrence.snapshot_id.in_(sorted(snapshot_ids)), or_(*like))
+            .where(
+                Occurrence.snapshot_id.in_(sorted(snapshot_ids)),
+                Occurrence.function.in_(sorted(names)),
+            )
         ).all()
     )
 
