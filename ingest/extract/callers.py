@@ -43,6 +43,7 @@ def _call_starts(text: str, name: str, owner: str) -> Iterator[int]:
     preceded by a name character or a dot; `self.name(` / `cls.name(` for a method; `Owner(`
     for `__init__`. Found by plain substring search (a regex starting with a look-behind tried
     every offset of the module, a tenth of the ingest's time)."""
+    leads: tuple[str, ...]
     if owner and name == "__init__":
         target, leads = owner, ("",)
     elif owner:
