@@ -7,6 +7,7 @@ call the same read side as the JSON API (`errkb.service.read`), so the two never
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
@@ -23,6 +24,7 @@ from errkb.service.http_body import read_capped
 from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
+from errkb.service.pages.page_files import PageFiles
 from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
 from errkb.service.pages.urls import ServerLinks
 from errkb.service.read import entries
@@ -80,21 +82,46 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
-        entry = None
         if snapshot is None:  # the default view: its stored doc, in one read when it can be
             engine = request.app.state.engine
             stored = entries.stored_json_now(engine, error_id, version_key, settings)
-            entry = entries.stored_entry(stored) if stored is not None else None
-        if entry is None:
-            with request.app.state.sessions() as session:  # the same entry as the JSON route's
-                entry = entries.entry(
-                    session, error_id, key=version_key, snapshot=snapshot, settings=settings
-                )
-        canonical = f"{canonical_base}/errors/{entry.id}"
-        return render_entry(entry, links=_links(request), canonical=canonical).encode()
+            page = _shared_page(request, version_key, item, stored) if stored else None
+            if page is not None:
+                return page
+        with request.app.state.sessions() as session:  # the same entry as the JSON route's
+            entry = entries.entry(
+                session, error_id, key=version_key, snapshot=snapshot, settings=settings
+            )
+        page = render_entry(entry, links=_links(request), canonical=_entry_url(item, entry))
+        return page.encode()
 
     cache: EntryCache = request.app.state.entries
     return cache.get_or_build(version_key, item, build)
+
+
+def _entry_url(item: tuple[str | None, ...], entry: entries.Entry) -> str:
+    return f"{item[-1]}/errors/{entry.id}"
+
+
+def _shared_page(
+    request: Request, version_key: str, item: tuple[str | None, ...], stored: bytes
+) -> bytes | None:
+    """The page of a stored doc, rendered by whichever process of the server asked first.
+
+    Named by a hash of the doc's bytes, so a page is only ever served for the exact entry it
+    shows (the content key is a counter, which a new database starts again)."""
+    files: PageFiles = request.app.state.page_files
+    shared = (*item, hashlib.sha256(stored).hexdigest())
+    page = files.get(version_key, shared)
+    if page is None:
+        entry = entries.stored_entry(stored)
+        if entry is None:  # a doc of an older shape: the caller builds the entry instead
+            return None
+        page = render_entry(
+            entry, links=_links(request), canonical=_entry_url(item, entry)
+        ).encode()
+        files.put(version_key, shared, page)
+    return page
 
 
 def _stats(session: SessionDep) -> dict[str, Any]:
@@ -261,5 +288,9 @@ def pygments_stylesheet() -> Response:
 def install_pages(app: FastAPI) -> None:
     """Add the HTML routes, the static files and the security headers to the app."""
     app.include_router(router)
+    settings: Settings = app.state.settings
+    app.state.startup_hooks.append(
+        lambda app: setattr(app.state, "page_files", PageFiles(settings.resolved_database_url))
+    )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     add_security_headers(app)
