@@ -92,8 +92,8 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
             entry = entries.entry(
                 session, error_id, key=version_key, snapshot=snapshot, settings=settings
             )
-        page = render_entry(entry, links=_links(request), canonical=_entry_url(item, entry))
-        return page.encode()
+        html = render_entry(entry, links=_links(request), canonical=_entry_url(item, entry))
+        return html.encode()
 
     cache: EntryCache = request.app.state.entries
     return cache.get_or_build(version_key, item, build)
