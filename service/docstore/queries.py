@@ -117,6 +117,12 @@ def stored_docs(session: Session) -> dict[str, StoredDoc]:
     return {r[0]: StoredDoc(*r[1:]) for r in session.connection().execute(q)}
 
 
+def doc_count(session: Session, key: str, variant: str) -> int:
+    """How many stored docs are current under content key `key` and settings `variant`."""
+    q = select(func.count()).where(EntryDoc.content_key == key, EntryDoc.variant == variant)
+    return int(session.scalar(q) or 0)
+
+
 def write_built_docs(
     session: Session, key: str, variant: str, rows: list[tuple[str, bytes, str, str]]
 ) -> None:

@@ -14,11 +14,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import delete, select, update
 
 from errkb.core.db import make_engine, session_factory, upgrade
 from errkb.core.dictionaries import unpack_stored
-from errkb.core.models import EntryDoc, Error
+from errkb.core.models import EntryDoc, Error, Meta
 from errkb.core.records import Segment, Template, error_id
 from errkb.core.settings import Settings
 from errkb.ingest.pins import RepoPin
@@ -26,6 +26,7 @@ from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.folder import FolderSource
 from errkb.service.docstore import inputs as doc_inputs
 from errkb.service.docstore.plan import plan_docs
+from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.queries import kb_key
 
@@ -119,6 +120,37 @@ def _related_of(url: str) -> dict[str, set[str]]:
     return {i: set(doc_inputs.related_ids(r)) for i, r in rows}
 
 
+def test_a_build_with_nothing_changed_plans_nothing(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ingest(db_url, tmp_path, 1)
+    settings = Settings(database_url=db_url)
+    assert materialize_entries(settings, processes=1).entries == 4
+
+    def no_planning(*_: object, **__: object) -> None:
+        raise AssertionError("planned again")
+
+    with monkeypatch.context() as m:  # the same key, code and settings, every doc still there
+        m.setattr(docs, "plan_docs", no_planning)
+        again = materialize_entries(settings, processes=1)
+    assert (again.entries, again.kept, again.skipped) == (0, 4, True)
+
+    # A doc gone (by hand) is noticed, and built again.
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(delete(EntryDoc).where(EntryDoc.error_id == WIDTH))
+    engine.dispose()
+    assert materialize_entries(settings, processes=1).entries >= 1  # (and its word neighbour)
+    _assert_nothing_stale(db_url, settings)
+    # Other settings, new rules or a new release: planned, and rebuilt as they need.
+    other = Settings(database_url=db_url, public_url="https://errors.example.org")
+    assert materialize_entries(other, processes=1).entries == 4
+    monkeypatch.setattr(doc_inputs, "knowledge_version", lambda: "rules changed")
+    assert materialize_entries(other, processes=1).entries == 4
+    _ingest(db_url, tmp_path, 2)
+    assert materialize_entries(other, processes=1).entries > 0
+
+
 def test_a_doc_is_rebuilt_when_and_only_when_its_inputs_change(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,8 +172,12 @@ def test_a_doc_is_rebuilt_when_and_only_when_its_inputs_change(
     naming = {i for i, ids in related.items() if WIDTH in ids}
     assert naming and NEW_CHECK not in naming  # another file, other words: not related
     engine = make_engine(db_url)
-    with engine.begin() as conn:
+    with engine.begin() as conn:  # in one commit with a new generation, as every writer does
         conn.execute(update(Error).where(Error.id == WIDTH).values(title="Width below zero"))
+        generation = conn.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
+        conn.execute(
+            update(Meta).where(Meta.key == "generation").values(value=str(int(generation) + 1))
+        )
     engine.dispose()
     assert _build(db_url) == {WIDTH} | naming
 
