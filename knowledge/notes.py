@@ -93,7 +93,15 @@ def _printed(source: str, conversion: str | None) -> str:
         return source
     if isinstance(value, str) and conversion != "r":
         return value
+    items = _set_items(source) if isinstance(value, set) else []
+    if items:  # in the source's order: a set's own changes with each process's hash seed
+        return "{" + ", ".join(dict.fromkeys(repr(ast.literal_eval(e)) for e in items)) + "}"
     return repr(value)
+
+
+def _set_items(source: str) -> list[ast.expr]:
+    node = ast.parse(source, mode="eval").body
+    return node.elts if isinstance(node, ast.Set) else []
 
 
 def _prose(text: str) -> bool:

@@ -155,11 +155,17 @@ def cli_value(source: str | None) -> str | None:
 
 
 def literal_values(source: str | None) -> list[str] | None:
-    """The CLI forms of a literal tuple/list/set of values (`("a", "b")` -> ["a", "b"])."""
+    """The CLI forms of a literal tuple/list/set of values (`("a", "b")` -> ["a", "b"]), in the
+    order the source writes them (a set's own order changes with each process's hash seed)."""
     value = _literal(source)
     if not isinstance(value, list | tuple | set | frozenset):
         return None
-    out = [cli_value(repr(v)) for v in value]
+    assert source is not None  # a literal was read from it
+    node = ast.parse(source, mode="eval").body
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        out = [cli_value(ast.get_source_segment(source, e) or "") for e in node.elts]
+    else:
+        out = [cli_value(repr(v)) for v in value]
     return [v for v in out if v is not None]
 
 
