@@ -112,11 +112,8 @@ def error_and_repo(session: Session, error_id: str) -> tuple[Error, Repo]:
 
 
 def repo_snapshots(session: Session, repo_id: int) -> list[Snapshot]:
-    """A repo's snapshots in version order, without their ingest counts.
-
-    An entry reads every snapshot of its repo (151 for sglang's history): decoding the two JSON
-    columns of counts, which no entry shows, was 40% of a doc's cost (profiled). Reading one
-    raises rather than loading it row by row."""
+    """A repo's snapshots in version order, without the ingest counts no entry shows (decoding
+    their JSON for 151 snapshots cost a doc 7%); reading one raises, never loads row by row."""
     return list(
         session.scalars(
             select(Snapshot)
