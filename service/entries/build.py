@@ -36,9 +36,9 @@ from errkb.service.entries.histories import SiteHistory, SlimOccurrence, site_hi
 from errkb.service.entries.history_out import history_out
 from errkb.service.entries.lineage import (
     Raised,
-    errors_new_there,
     kin_of,
     lineage_of,
+    same_function_errors,
 )
 from errkb.service.entries.occurrences import flag_out, occurrence_out
 from errkb.service.entries.queries import (
@@ -201,9 +201,9 @@ def _provenance(repo: str, snapshots: list[Snapshot]) -> list[SnapshotProvenance
     ]
 
 
-def _raised_in(session: Session, there: int, own: int, names: set[str]) -> list[Raised]:
-    """The errors functions of those names raise in `there` and not in `own` (`lineage_of`)."""
-    rows = errors_new_there(session, there, own, names)
+def _raised_in(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Raised]:
+    """The errors raised in the snapshots by functions of those names (see `lineage_of`)."""
+    rows = same_function_errors(session, snapshot_ids, names)
     return [(r.snapshot_id, r.path, r.qualname, kin_of(r)) for r in rows]
 
 

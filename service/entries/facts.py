@@ -181,13 +181,12 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
         )
     kins = {r.id: kin_of(r) for r in repo_error_kin(session, repo.id)}
 
-    def raised_in(there: int, own: int, names: set[str]) -> list[Raised]:
-        beside = {i for n in names for i, _, _ in at.get((own, n), ())}
+    def raised_in(snapshot_ids: set[int], names: set[str]) -> list[Raised]:
         return [
-            (there, p, q, kins[i])
+            (sid, p, q, kins[i])
+            for sid in sorted(snapshot_ids)
             for n in sorted(names)
-            for i, p, q in at.get((there, n), ())
-            if i not in beside
+            for i, p, q in at.get((sid, n), ())
         ]
 
     catalog = flag_catalog(flag_def_of(r) for r in snapshot_flags(session, snap.id))

@@ -1,11 +1,10 @@
 """Where an error's check lives on under another id: the rows `knowledge.lineage` compares.
 
-(`errors_new_there` and `repo_error_kin`, from `queries`, are re-exported.)
+(`same_function_errors` and `repo_error_kin`, from `queries`, are re-exported.)
 
 An entry's timeline asks, for the snapshot after the error's last (and the one before its
-first), which errors the functions of the same names raise there and not next to it; `lineage_of`
-reads them in a query each (`build_entry`) or from the rows already read for a whole release
-(`snapshot_explanations`).
+first), which errors the functions of the same names raise there; `lineage_of` reads them in one
+query (`build_entry`) or from the rows already read for a whole release (`snapshot_explanations`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 from errkb.core.models import Snapshot
 from errkb.knowledge.facts import TimelineFacts
 from errkb.knowledge.lineage import Kin, carried_by, with_lineage
-from errkb.service.entries.lineage.queries import errors_new_there, repo_error_kin
+from errkb.service.entries.lineage.queries import repo_error_kin, same_function_errors
 
 Places = set[tuple[str, str]]  # (path, function) of an error's occurrences in one snapshot
 
@@ -28,9 +27,6 @@ def kin_of(row: Any) -> Kin:
 
 
 Raised = tuple[int, str, str, Kin]  # (snapshot id, path, qualname, the error) of an occurrence
-# (there, own, function names) -> the errors those functions raise in snapshot `there` and not
-# in snapshot `own`
-RaisedIn = Callable[[int, int, set[str]], list[Raised]]
 
 
 def lineage_of(
@@ -38,21 +34,35 @@ def lineage_of(
     tl: TimelineFacts,
     snapshots: list[Snapshot],
     places: dict[int, Places],
-    raised_in: RaisedIn,
+    raised_in: Callable[[set[int], set[str]], list[Raised]],
 ) -> TimelineFacts:
     """The timeline with the errors that carry the check on before and after the error's life:
     those raised by functions of the same names in the snapshot after its last (and before its
-    first), and not in the error's own snapshot next to it (a sibling check raised beside this
-    one all along is not a carrier). `raised_in(there, own, function names)` reads them."""
+    first), and not in the error's own snapshot next to it. `raised_in(snapshot ids, function
+    names)` reads them, in one query."""
     by_label = {s.label: s.id for s in snapshots}
+    pairs = [(tl.gone_in, tl.last_seen), (tl.absent_before, tl.first_seen)]
+    wanted = [(by_label[t], by_label[o]) for t, o in pairs if t is not None]
+    names = {function_name(q) for _, o in wanted for _, q in places.get(o, ())}
+    if not names:
+        return tl
+    found = raised_in({i for pair in wanted for i in pair}, names)
 
     def carrier(there: str | None, own: str) -> str | None:
         mine = places.get(by_label[own], set())
         if there is None or not mine:
             return None
-        named = {function_name(q) for _, q in mine}
-        found = raised_in(by_label[there], by_label[own], named)
-        return carried_by(kin_of(error), [(k, (p, q) in mine) for _, p, q, k in found])
+        at, named = by_label[there], {function_name(q) for _, q in mine}
+        # a carrier is new there: a sibling check raised beside this one all along is not it
+        beside = {k.id for s, _, q, k in found if s == by_label[own] and function_name(q) in named}
+        return carried_by(
+            kin_of(error),
+            [
+                (k, (p, q) in mine)
+                for s, p, q, k in found
+                if s == at and function_name(q) in named and k.id not in beside
+            ],
+        )
 
     return with_lineage(
         tl, carrier(tl.gone_in, tl.last_seen), carrier(tl.absent_before, tl.first_seen)
@@ -69,7 +79,6 @@ __all__ = [
     "function_name",
     "kin_of",
     "lineage_of",
-    "RaisedIn",
-    "errors_new_there",
     "repo_error_kin",
+    "same_function_errors",
 ]

@@ -5,31 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import aliased
 
 from errkb.core.models import Error, Occurrence
 from errkb.service.queries import DbSession as Session
 
 
-def errors_new_there(session: Session, there: int, own: int, names: set[str]) -> list[Any]:
+def same_function_errors(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Any]:
     """(snapshot_id, path, qualname, id, exception, message, check_text) of the errors raised in
-    snapshot `there` by functions with one of the given names (the last part of their
-    qualname), leaving out those the same functions raise in snapshot `own` too.
-
-    Only an error new next to this one's life can carry its check on. Reading every error of
-    the functions' names instead (thousands for `__init__` or `forward` in a late release) was
-    a fifth of an entry's cost on the whole sglang history."""
-    named = sorted(names)
-    beside = aliased(Occurrence)
-    also_in_own = (
-        select(beside.id)
-        .where(
-            beside.error_id == Occurrence.error_id,
-            beside.snapshot_id == own,
-            beside.function.in_(named),
-        )
-        .exists()
-    )
+    the snapshots by functions with one of the given names (the last part of their qualname)."""
     return list(
         session.execute(
             select(
@@ -43,9 +26,8 @@ def errors_new_there(session: Session, there: int, own: int, names: set[str]) ->
             )
             .join(Error, Error.id == Occurrence.error_id)
             .where(
-                Occurrence.snapshot_id == there,
-                Occurrence.function.in_(named),
-                ~also_in_own,
+                Occurrence.snapshot_id.in_(sorted(snapshot_ids)),
+                Occurrence.function.in_(sorted(names)),
             )
         ).all()
     )
