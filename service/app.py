@@ -51,7 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "(`errkb serve --ingest` fills it while serving)",
                 where,
             )
-        app.state.entries = EntryCache(settings.entry_cache_mb << 20)
+        app.state.entries = EntryCache[bytes](settings.entry_cache_mb << 20)
         app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:
             hook(app)

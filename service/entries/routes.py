@@ -19,7 +19,7 @@ router = APIRouter()
 
 def entry_json(request: Request, version_key: str, error_id: str, snapshot: str | None) -> bytes:
     """The entry's JSON bytes: from its doc when current, else built; kept per content key."""
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     settings: Settings = request.app.state.settings
 
     def build() -> bytes:
@@ -53,7 +53,7 @@ async def get_error(
 ) -> Response:
     """Everything known about one error: message, explanation, flags, occurrences, history."""
     v = fresh_validators(request)  # not a dependency: this is the hottest route
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     item = ("json", error_id, snapshot or None)
     body = cache.get(v.version.key, item)
     if body is None:  # built off the event loop: a build reads the database and derives prose

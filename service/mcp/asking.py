@@ -7,13 +7,13 @@ share one way to each answer. Every refusal is an `ErrkbError` with a sentence f
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from errkb.service.entries.cache import EntryCache
 from errkb.service.mcp.answers import (
     ErrorDetails,
     MatchAnswer,
@@ -29,32 +29,13 @@ from errkb.service.mcp.texts import check_id, check_text
 ANSWERS_KEPT = 1024  # get_error answers kept whole; about 10 KB each
 
 
-class Answers:
+class Answers(EntryCache[CallToolResult]):
     """The last answers of one content key, kept as objects: the SDK takes a `CallToolResult`,
     and parsing it again from stored bytes cost a fifth of the tool's time (profiled). They are
     never changed after they are made, so concurrent calls share them."""
 
     def __init__(self, most: int) -> None:
-        self._most = most
-        self._key = ""
-        self._kept: OrderedDict[Hashable, CallToolResult] = OrderedDict()
-
-    def get(self, key: str, item: Hashable) -> CallToolResult | None:
-        """The answer kept for `item` under content key `key`, if any."""
-        if key != self._key:
-            self._key = key
-            self._kept.clear()
-        found = self._kept.get(item)
-        if found is not None:
-            self._kept.move_to_end(item)
-        return found
-
-    def put(self, key: str, item: Hashable, answer: CallToolResult) -> None:
-        """Keep `answer`, unless the content key moved on while it was made."""
-        if key == self._key:
-            self._kept[item] = answer
-            while len(self._kept) > self._most:
-                self._kept.popitem(last=False)
+        super().__init__(most, size=lambda _: 1)
 
 
 def tool_result(markdown: str, structured: BaseModel) -> CallToolResult:

@@ -41,7 +41,7 @@ class Backing:
     settings: Settings
     sessions: Any  # sessionmaker
     versions: VersionTracker
-    entries: EntryCache
+    entries: EntryCache[bytes]
     matcher: MatchProcesses
 
 
@@ -64,7 +64,7 @@ def open_backing(settings: Settings) -> Iterator[Backing]:
                 settings=settings,
                 sessions=session_factory(engine),
                 versions=versions,
-                entries=EntryCache(settings.entry_cache_mb << 20),
+                entries=EntryCache[bytes](settings.entry_cache_mb << 20),
                 matcher=matcher,
             )
         finally:

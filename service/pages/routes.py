@@ -69,7 +69,7 @@ async def entry_page(request: Request, error_id: str, snapshot: str | None = Non
     settings: Settings = request.app.state.settings
     canonical_base = _canonical(request, settings.public_url, "")
     item = ("page", error_id, snapshot or None, request.scope.get("root_path", ""), canonical_base)
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     body = cache.get(v.version.key, item)
     if body is None:  # built off the event loop, like the JSON entry
         body = await run_in_threadpool(_entry_html, request, v.version.key, item)
@@ -95,7 +95,7 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
         html = render_entry(entry, links=_links(request), canonical=_entry_url(item, entry))
         return html.encode()
 
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     return cache.get_or_build(version_key, item, build)
 
 

@@ -40,7 +40,7 @@ def search_json(request: Request, version_key: str, asked: SearchAsked) -> bytes
             )
         return results.model_dump_json().encode()
 
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     return cache.get_or_build(version_key, asked, run)
 
 
@@ -63,7 +63,7 @@ async def search(
     """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
     v = fresh_validators(request)  # 304 when the client's copy is current
     asked: SearchAsked = ("search", q, snapshot, path, flag, limit, cursor, exception)
-    cache: EntryCache = request.app.state.entries
+    cache: EntryCache[bytes] = request.app.state.entries
     body = cache.get(v.version.key, asked)
     if body is None:  # run off the event loop: three queries and the hits' hydration
         body = await run_in_threadpool(search_json, request, v.version.key, asked)

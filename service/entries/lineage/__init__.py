@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from errkb.core.models import Snapshot
+from errkb.core.models import Snapshot, function_name
 from errkb.knowledge.facts import TimelineFacts
 from errkb.knowledge.lineage import Kin, carried_by, with_lineage
 from errkb.service.entries.lineage.queries import repo_error_kin, same_function_errors
@@ -67,10 +67,6 @@ def lineage_of(
     return with_lineage(
         tl, carrier(tl.gone_in, tl.last_seen), carrier(tl.absent_before, tl.first_seen)
     )
-
-
-def function_name(qualname: str) -> str:
-    return qualname.rsplit(".", 1)[-1]
 
 
 __all__ = [
