@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from errkb.core.records import Condition
-from errkb.knowledge.inputs import Input
+from errkb.knowledge.inputs import Input, name_chain
 
 WhoKind = Literal[
     "flag",
@@ -90,24 +90,6 @@ class Clue:
     kind: WhoKind
     text: str  # "`self.server_args.tp_size` is a server setting (tp_size)"
     code: str = ""  # the name chain as the code reads it, when the clue comes from one
-
-
-def _chain(node: ast.expr) -> list[str] | None:
-    """`a.b.c` -> ["a", "b", "c"]; calls and subscripts pass through to what they apply to."""
-    out: list[str] = []
-    while True:
-        if isinstance(node, ast.Attribute):
-            out.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Name):
-            out.append(node.id)
-            return out[::-1]
-        else:
-            return None
 
 
 def traced(nodes: list[ast.expr], resolved: dict[str, str]) -> list[tuple[ast.expr, str]]:
@@ -235,7 +217,7 @@ def clues(
     found: list[Clue] = [Clue("flag", f) for f in flag_clues]
     found += [_input_clue(i) for i in inputs]
     for node, via in traced(nodes, site_info.resolved):
-        chain = _chain(node)
+        chain = name_chain(node)
         read = known(node)
         clue = None
         if isinstance(read, Input):  # read directly, where the site's inputs were not looked
@@ -291,7 +273,7 @@ def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str]
     followed = {k: v for k, v in resolved.items() if _names_something(v)}
     names = []
     for node in leaves(nodes, followed):
-        chain = _chain(node)
+        chain = name_chain(node)
         if chain is None:
             continue
         if chain == ["self"] or chain[0] in ("isinstance", "len", "type", "hasattr", "getattr"):
@@ -324,7 +306,7 @@ def who(
         ast.unparse(n)
         for n in leaves(nodes, info.resolved)
         if isinstance(n, ast.Name | ast.Attribute)
-        and (c := _chain(n))
+        and (c := name_chain(n))
         and c != ["self"]
         and not _computed(n, c)
     ]

@@ -82,8 +82,9 @@ def _request_holders(vocab: Vocabulary) -> list[str]:
     return out
 
 
-def _chain(node: ast.expr) -> list[str] | None:
-    """`a.b.c` -> ["a", "b", "c"]; a call in the chain counts as its function's name."""
+def name_chain(node: ast.expr) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; a call or a subscript in the chain passes through to what it
+    applies to (`a.f(x).b` -> ["a", "f", "b"]); None when the chain does not start at a name."""
     out: list[str] = []
     while True:
         if isinstance(node, ast.Attribute):
@@ -129,7 +130,7 @@ class InputFinder:
         env = self._environment(node)
         if env is not None:
             return env
-        chain = _chain(node)
+        chain = name_chain(node)
         if not chain:
             return None
         for i, part in enumerate(chain):

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
-import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.errors import NotFound
 from errkb.core.lifeline import exit_with
 from errkb.core.priority import lower_priority
 from errkb.core.settings import Settings
+from errkb.core.spawn import main_hidden
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.schemas import Entry
 from errkb.service.queries import DbSession, kb_key
@@ -89,18 +87,6 @@ def built_chunks(
     with ProcessPoolExecutor(
         processes, mp_context=context, initializer=_init_worker, initargs=(settings, os.getpid())
     ) as pool:
-        with _main_hidden():  # the processes start on these submits
+        with main_hidden():  # the processes start on these submits
             results = pool.map(_build_chunk, chunks, [key] * len(chunks))
         yield from results
-
-
-@contextmanager
-def _main_hidden() -> Iterator[None]:
-    """Processes started here do not import the main module (the CLI, pytest, a benchmark):
-    spawn would run it again in each, and the workers need only this module."""
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
