@@ -164,10 +164,29 @@ def _first_word(sentence: str) -> str:
     return words[0].strip(",:;").lower() if words else ""
 
 
+# Words that, right after an imperative-looking verb and its object, show the sentence reports
+# what happened to the object: "set x={frac} rejected by server", "update of y failed".
+_REPORTED = frozenset(
+    "rejected failed failing returned refused denied succeeded timed errored aborted was were is "
+    "are has had did".split()
+)
+
+
+def _reports(sentence: str) -> bool:
+    """True when the sentence's first word is a noun or a log label, not a verb: it is followed
+    by "of", or its object by what happened to it."""
+    words = [w.strip(",:;").lower() for w in sentence.lstrip("([\"'`").split()]
+    if len(words) < 3:
+        return False
+    return words[1] == "of" or words[1] in _REPORTED or words[2] in _REPORTED  # "use of x"
+
+
 def is_advice(sentence: str) -> bool:
     """True when a sentence tells the reader what to do."""
     low = " " + " ".join(sentence.lower().split()) + " "
-    return _first_word(sentence) in _IMPERATIVES or any(" " + p in low for p in _ADVICE_PHRASES)
+    if any(" " + p in low for p in _ADVICE_PHRASES):
+        return True
+    return _first_word(sentence) in _IMPERATIVES and not _reports(sentence)
 
 
 def is_rule(sentence: str) -> bool:

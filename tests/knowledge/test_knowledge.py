@@ -229,6 +229,19 @@ def test_message_sentences_and_advice() -> None:
     assert rules(tpl) == ["X is not supported."]
 
 
+def test_a_sentence_reporting_what_happened_is_not_advice() -> None:
+    """A log label that starts with a verb (`set x rejected by server`) reports a failure; it is
+    not an instruction to set x (a whole-history entry offered it as the first solution)."""
+    for report in (
+        "set dspark_force_budget_frac={frac} rejected by server: {response}",
+        "Update of the weights failed after {n} tries",
+        "Run {name} returned {code}",
+    ):
+        assert advice(Template((Segment("text", report),), "fstring")) == [], report
+    for told in ("Set --x to 2 and retry.", "Use --z or disable y.", "Set it to 3 to fix this."):
+        assert advice(Template((Segment("text", told),), "literal")) == [told], told
+
+
 def test_commands_per_flag_type() -> None:
     def inv(dest: str, polarity: str, value: str | None = None) -> Involvement:
         return Involvement(
