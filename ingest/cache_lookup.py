@@ -16,7 +16,7 @@ from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest import store
 from errkb.ingest.cache_packing import PURPOSE, SAMPLE_BYTES, TRAIN_ON, CachePacker
 from errkb.ingest.cache_writer import CacheWriter
-from errkb.ingest.extract.flag_defs import path_variant
+from errkb.ingest.extract.flag_classes import path_variant
 from errkb.ingest.filecache import encode_result
 from errkb.ingest.result_set import ResultSet
 from errkb.ingest.sources.base import SourceFile

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.cache_lookup import CacheLookup, cache_id
-from errkb.ingest.extract.incremental import MIN_UNIT_BYTES, UNIT
+from errkb.ingest.extract.unit_keys import MIN_UNIT_BYTES, UNIT
 from errkb.ingest.progress import Progress
 from errkb.ingest.result_set import ResultSet
 from errkb.ingest.sources.base import SourceFile

@@ -20,7 +20,7 @@ from errkb.ingest.cache_lookup import CacheLookup, cache_id
 from errkb.ingest.dispatch import WorkerDispatch
 from errkb.ingest.extract import EXTRACTOR_VERSION
 from errkb.ingest.extract.decode import EARLY_STATUSES, rejected
-from errkb.ingest.extract.incremental import UNIT
+from errkb.ingest.extract.unit_keys import UNIT
 from errkb.ingest.filecache import extractor_key
 from errkb.ingest.progress import Progress
 from errkb.ingest.result_set import ResultSet

@@ -29,7 +29,7 @@ from errkb.ingest.snapshot_writer import snapshot_id, write_snapshot
 # Re-exported: the pipeline (and the kill test) call `store.write_snapshot`.
 __all__ = ["batches", "write_snapshot"]
 
-# A row written with any function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`),
+# A row written with any function-unit rows ("u:"/"n:" keys, see `ingest.extract.unit_keys`),
 # so that one lookup tells whether the incremental extractor has anything to reuse.
 UNITS_PRESENT = "units:"
 
@@ -133,7 +133,7 @@ def save_dictionary(engine: Engine, purpose: str, trained: Trained) -> bool:
 
 
 def has_cached_units(engine: Engine, extractor: str) -> bool:
-    """True when function-unit rows ("u:"/"n:" keys, see `ingest.extract.incremental`) exist."""
+    """True when function-unit rows ("u:"/"n:" keys, see `ingest.extract.unit_keys`) exist."""
     return bool(load_cache(engine, extractor, [UNITS_PRESENT]))
 
 

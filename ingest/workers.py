@@ -24,7 +24,8 @@ from errkb.core.priority import lower_priority
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.core.spawn import main_hidden
 from errkb.ingest.extract import extract_file
-from errkb.ingest.extract.incremental import Split, extract_by_units, split_file
+from errkb.ingest.extract.incremental import extract_by_units
+from errkb.ingest.extract.unit_keys import Split, split_file
 from errkb.ingest.filecache import encode_result
 
 T = TypeVar("T")

@@ -12,7 +12,7 @@ import io
 import tokenize
 
 from errkb.core.records import ExtractConfig, FileResult
-from errkb.ingest.extract.flag_defs import class_markers
+from errkb.ingest.extract.flag_classes import class_markers
 
 FLAG_MARKER = b"add_argument"
 NUL = b"\x00"

@@ -14,7 +14,8 @@ from wheels import sglang_wheel
 import errkb.ingest.extract.incremental as incremental
 from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.extract import extract_file
-from errkb.ingest.extract.incremental import extract_by_units, split_file
+from errkb.ingest.extract.incremental import extract_by_units
+from errkb.ingest.extract.unit_keys import split_file
 from errkb.ingest.extract.units import aligned, masked, split_units
 
 # As the default pins extract: every class, asserts and lookups (ValueError is one of them).

@@ -11,7 +11,8 @@ from wheels import sglang_wheel
 
 from errkb.core.flag_catalog import flag_catalog
 from errkb.core.records import FlagDef
-from errkb.ingest.extract.flag_defs import class_markers, flags_from_tree
+from errkb.ingest.extract.flag_classes import class_markers
+from errkb.ingest.extract.flag_defs import flags_from_tree
 
 
 def _flags(source: str, classes: tuple[str, ...] = ()) -> tuple[FlagDef, ...]:
