@@ -27,11 +27,12 @@ from errkb.service.match.queries import load_index
 pytestmark = pytest.mark.sglang
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "match-dev" / "cases-other.jsonl"
-# Measured on 2026-12-05: 23 of the 28 held cases. The five missed are a message retold in other
-# words (Chinese prose, "sm 75"), an OCR-collapsed message whose twin template ranks first, a
-# title cut where two messages begin alike, and sglang's KVTransferError, whose text is built
-# from a variable the raise does not show.
-FLOOR = 0.8
+# Measured on 2026-12-05: 24 of the 28 held cases. The four missed are a message retold in other
+# words (Chinese prose, "sm 75"), a KeyError whose file moved after the poster's release (the
+# four releases hold the subscript only in another file), and sglang's KVTransferError, whose
+# text is built from a variable the raise does not show (twice). A message whose f-string
+# changed inside a literal (`{self.x=}` became `{x=}`) is found since the same day.
+FLOOR = 0.85
 STRUCTURAL = ("assert ", "raise ", "param = ")
 
 

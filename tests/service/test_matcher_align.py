@@ -63,3 +63,21 @@ def test_repeated_anchor_tries_a_bounded_number_of_seeds() -> None:
 
 def test_nothing_found_gives_no_alignment() -> None:
     assert alignments(PIECES, "completely unrelated text") == []
+
+
+def test_a_piece_changed_inside_earns_its_head_and_tail() -> None:
+    """The poster's release printed `{self.pool.size()=}` where the indexed one prints
+    `{pool.size()=}`: the first piece shows as its head and its tail with `self.` between."""
+    pieces = ("allocrunsoutofmemory.Pleaselower--max-running-requests.pool.size()=", ",n=", ",")
+    text = "RuntimeError:allocrunsoutofmemory.Pleaselower--max-running-requests.self.pool.size()=1,n=2,"
+    best = alignments(pieces, text)[0]
+    assert best.starts[0] == -1 and best.first == 1  # the piece itself was not found whole
+    assert best.matched == len(pieces[0]) - 1 + len(",n=,")  # its shared "." counts once
+    assert best.begin == text.index("alloc")
+
+
+def test_only_a_short_part_of_a_changed_piece_earns_nothing() -> None:
+    pieces = ("abcdefghijklmnop:", "tail")
+    best = alignments(pieces, "abcdXXXXXXXXXmnop:1tail")[0]
+    assert best.matched == len("tail")  # "abcd" and "mnop:" are shorter than a part must be
+    assert best.begin == best.starts[1]

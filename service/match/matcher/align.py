@@ -7,6 +7,11 @@ both ways with `str.find` / `str.rfind` in bounded windows, so the work per cand
 by (pieces x window) whatever the text is. A missing piece is skipped (the wording may have
 changed between versions); after three misses in a row the rest is taken as absent (the text was
 cut off). A cut inside a piece earns credit for the prefix of it that is present.
+
+A piece missing before or between found pieces may have changed inside it: a later release
+that wrote `{x.size()=}` where the poster's wrote `{self.x.size()=}` leaves the piece's head and
+tail in the text with a few characters between them. Such a piece earns credit for its longest
+prefix and suffix present in the gap (at least `_MIN_PART` characters each), in order.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ MAX_ANCHORS = 4  # pieces tried as anchors before falling back to a cut first pi
 _MAX_MISSES = 3
 _MIN_CUT = 4  # shortest piece prefix that counts for a cut-off text
 _HEAD = 8  # characters of the first piece that must show when even it was cut
+_MIN_PART = 8  # shortest head or tail of a changed piece that earns credit
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +36,12 @@ class Alignment:
     cut: tuple[int, int] | None  # (piece index, characters shown) of the piece the text cuts
     first: int  # index of the first piece found
     last: int  # index of the last piece found (the cut piece, if any)
+    head: int = -1  # squeezed start of a changed piece found in part just before `first`
+
+    @property
+    def begin(self) -> int:
+        """Squeezed offset of the first character matched."""
+        return self.head if self.head >= 0 else self.starts[self.first]
 
     def end(self, pieces: tuple[str, ...]) -> int:
         """Squeezed offset just past the last character matched."""
@@ -133,10 +145,79 @@ def _grow(pieces: tuple[str, ...], text: str, i: int, pos: int) -> Alignment:
         if misses >= _MAX_MISSES:
             break
         budget += MAX_GAP + len(p)
+    changed, head = _changed_pieces(pieces, text, starts, first, last)
+    matched += changed
     if cut is None:
-        return Alignment(tuple(starts), matched, None, first, last)
+        return Alignment(tuple(starts), matched, None, first, last, head)
     starts[cut[0]] = cut[1]
-    return Alignment(tuple(starts), matched + cut[2], (cut[0], cut[2]), first, cut[0])
+    return Alignment(tuple(starts), matched + cut[2], (cut[0], cut[2]), first, cut[0], head)
+
+
+def _changed_pieces(
+    pieces: tuple[str, ...], text: str, starts: list[int], first: int, last: int
+) -> tuple[int, int]:
+    """(credit, start of the part before `first`) for the missing pieces from the one before
+    `first` to `last`, each read as a head and a tail in the gap where it belongs."""
+    credit, head = 0, -1
+    for j in range(max(0, first - 1), last):
+        if starts[j] >= 0:
+            continue
+        hi = next(starts[k] for k in range(j + 1, last + 1) if starts[k] >= 0)
+        before = [k for k in range(j) if starts[k] >= 0]
+        lo = starts[before[-1]] + len(pieces[before[-1]]) if before else hi - MAX_GAP
+        n, at = _head_and_tail(
+            pieces[j], text, max(0, lo - len(pieces[j])) if not before else lo, hi
+        )
+        credit += n
+        if j == first - 1 and n:
+            head = at
+    return credit, head
+
+
+def _head_and_tail(piece: str, text: str, lo: int, hi: int) -> tuple[int, int]:
+    """(characters, start) of the longest head and tail of `piece` in text[lo:hi], in order in
+    the text (never the whole piece: it was not found); either alone counts too. (0, -1) when
+    neither shows."""
+    if len(piece) <= _MIN_PART:
+        return 0, -1
+    heads = [(at, n) for at, n in _prefixes(piece, text, lo, hi, _MIN_PART) if n >= _MIN_PART]
+    tails = _suffixes(piece, text, lo, hi)
+    best = (0, -1)
+    for at, n in heads:
+        best = max(best, (n, at))
+        for end, m in tails:
+            if at + n <= end - m:  # in order in the text; a character both share counts once
+                best = max(best, (min(n + m, len(piece) - 1), at))
+    for end, m in tails:
+        best = max(best, (m, end - m))
+    return best
+
+
+def _suffixes(piece: str, text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """(end, length) of up to MAX_SEEDS places in text[lo:hi] ending with a tail of `piece`
+    (at least `_MIN_PART` characters, the whole piece excluded), nearest `hi` first."""
+    tail = piece[-_MIN_PART:]
+    out: list[tuple[int, int]] = []
+    f = text.rfind(tail, lo, hi)
+    while f >= 0 and len(out) < MAX_SEEDS:
+        end = f + _MIN_PART
+        n = _common_suffix(piece, text, end, lo)
+        if n < len(piece):
+            out.append((end, n))
+        f = text.rfind(tail, lo, f + _MIN_PART - 1)
+    return out
+
+
+def _common_suffix(piece: str, text: str, end: int, lo: int) -> int:
+    """Length of the common suffix of `piece` and text[lo:end], by halving."""
+    low, high = 0, min(len(piece), end - lo)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if text.endswith(piece[-mid:], lo, end):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def _prefixes(

@@ -73,7 +73,7 @@ def match_text(
     if hits:
         # Only a message read with some confidence accounts for a traceback: a few shared
         # words (the frame's own function name, say) do not.
-        starts = [s.alignment.starts[s.alignment.first] for s in scored if s.score >= _READ]
+        starts = [s.alignment.begin for s in scored if s.score >= _READ]
         matches = with_frames(index, matches, hits, starts, prep, min_score)[:limit]
     named = mentions(index.mentions, index.entries, prep)
     if named:
@@ -106,12 +106,12 @@ def _frames_decide(scored: list[_Scored]) -> list[_Scored]:
 
 
 def _rank(s: _Scored) -> tuple[float, int, int, str]:
-    return (-s.score, -s.alignment.matched, s.alignment.starts[s.alignment.first], s.entry.id)
+    return (-s.score, -s.alignment.matched, s.alignment.begin, s.entry.id)
 
 
 def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     sq = prep.squeezed
-    q0 = al.starts[al.first]
+    q0 = al.begin
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
     if not entry.exception.lstrip("_")[:1].isupper():  # an indirect raise: any class may show
@@ -170,7 +170,7 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
     """Map a scored alignment back to the input: span, captured values, site and snapshots."""
     entry, al = s.entry, s.alignment
     first, last = al.first, al.last
-    start = prep.to_input(al.starts[first])
+    start = prep.to_input(al.begin)
     end = prep.end_to_input(al.end(entry.pieces))
     params: dict[str, str] = {}
     if first == 0 and entry.gaps[0]:
