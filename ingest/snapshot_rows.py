@@ -53,10 +53,15 @@ def title_of(message: str, exception: str, site: Site | None = None) -> str:
     """A short first-sentence form of a message, for lists and page titles; a site without a
     message is named by what fails and where."""
     text = " ".join(message.split())
+    # A message of values only (`assert x == 32, f"{x}"`) names nothing a reader can tell
+    # apart: such a title says what fails and where, as for no message at all.
+    values_only = site is not None and not any(c.isalpha() for c in site.template.literal_text)
     if site is not None and site.kind == "lookup":
         text = f"Missing key in {site.check} ({site.qualname})"
-    elif site is not None and site.kind == "assert" and not text:
+    elif site is not None and site.kind == "assert" and (not text or values_only):
         text = f"assert {site.check} ({site.qualname})"
+    elif site is not None and text and values_only:
+        return _short(f"{site.exception} {text} in {site.qualname}")
     elif not text:
         where = f" in {site.qualname}" if site is not None else ""
         return _short(f"{exception} raised without a message{where}")

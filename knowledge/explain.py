@@ -78,6 +78,10 @@ def _raised_where(site: Site, glossary: dict[str, str]) -> str:
     func = site.qualname.rsplit(".", 1)[-1]
     if site.qualname in ("", "<module>"):
         return "Raised when the module is imported"
+    if not func.strip("_"):  # `_`: a throwaway name, often a function registered by decorator
+        outer = [p for p in site.qualname.split(".")[:-1] if p != "<locals>"]
+        inside = f" defined in {phrase(outer[-1], glossary)}" if outer else ""
+        return f"Raised in a function named {func}{inside}"
     words = phrase(func, glossary)
     # `source_layer_of`: "in source layer of of the pool" would not read; the name does
     where = f"Raised in {func.strip('_') if words.split()[-1] in _TRAILING else words}"

@@ -167,6 +167,8 @@ class Speaker(CallClauses):
         if n is not None and not isinstance(op, ast.Eq | ast.NotEq):
             return f"{subject} is {syntax.bound(op, n)}"
         value = self.noun(right)
+        if isinstance(right, ast.Tuple | ast.List) and isinstance(op, ast.Eq | ast.NotEq):
+            value = ast.unparse(right)  # one whole value, not alternatives ("32 or 32")
         if subject.startswith("--") and isinstance(right, ast.Constant):
             value = cli_value(repr(right.value)) or value  # as typed on the command line
         words = {

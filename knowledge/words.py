@@ -1,7 +1,8 @@
 """Names made into words: `is_hybrid_swa` -> "hybrid sliding-window attention (SWA)".
 
-Identifiers are split at underscores and case changes; each part is looked up in the project's
-glossary (pins.toml) and otherwise kept as a lower-case word. Prefixes that only say a name is
+Identifiers are split at underscores and case changes; each part (or two parts, for an entry
+like `scaled_mm`) is looked up in the project's glossary (pins.toml) and otherwise kept as a
+lower-case word. Prefixes that only say a name is
 a predicate or a getter (`is_`, `get_`, `self.`) are dropped, so the words read as a noun phrase.
 """
 
@@ -66,7 +67,14 @@ def phrase(name: str, glossary: Mapping[str, str]) -> str:
     if not wordable(name, glossary):
         return name.strip("_") or name
     words: list[str] = []
-    for p in parts(name):
+    ps = parts(name)
+    i = 0
+    while i < len(ps):
+        p = ps[i]
+        pair = f"{p}_{ps[i + 1]}" if i + 1 < len(ps) else ""
+        if pair in glossary:  # a two-part entry wins: `scaled_mm` is not "scaled multimodal"
+            p, i = pair, i + 1
+        i += 1
         w = glossary.get(p, p)
         if words and words[-1].endswith(" of") and w == "of":
             continue  # `num_of_layers`: "number of layers", not "number of of layers"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from errkb.core.errors import ConfigError
+from errkb.ingest.extract import ExtractConfig, extract_file
 from errkb.ingest.pins import Pins, RepoPin, load_pins
 from errkb.ingest.plan import git_repo_pin, pypi_planned
 from errkb.ingest.snapshot_rows import TITLE_CHARS, title_of
@@ -68,3 +69,21 @@ def test_command_line_sources_pick_the_matching_repo_config() -> None:
     assert git_repo_pin("https://example.test/a/b.git", pins, None).name == "a/b"
     with pytest.raises(ConfigError):
         git_repo_pin("https://example.test/a/b.git", pins, "nope")
+
+
+def test_a_message_of_values_only_is_titled_by_what_fails_and_where() -> None:
+    source = (
+        "def prepare(block_size, e):\n"
+        "    assert tuple(block_size) == (32, 32), f'{block_size}'\n"
+        "    if e:\n"
+        "        raise RuntimeError(f'{e}')\n"
+        "    assert block_size, f'block size {block_size}'\n"
+    )
+    config = ExtractConfig(exceptions=("*",), asserts=True)
+    sites = extract_file(source.encode(), "m.py", config).sites
+    titles = [title_of(s.template.display, s.exception, s) for s in sites]
+    assert titles == [
+        "assert tuple(block_size) == (32, 32) (prepare)",
+        "RuntimeError {e} in prepare",
+        "block size {block_size}",  # a message with words keeps its own
+    ]

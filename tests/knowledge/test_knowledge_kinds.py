@@ -180,3 +180,10 @@ def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() ->
     assert ex.what_it_means.text.startswith("A check of the settings or input failed")
     note = kind_note(site, "unknown")
     assert note is not None and note.text.startswith("An internal check failed")
+
+
+def test_a_function_named_underscore_is_named_by_where_it_is_defined() -> None:
+    source = "def register_fake_ops():\n    def _(q):\n        assert q.dim() == 4\n    return _\n"
+    site = _site(source, "AssertionError")
+    text = explain_error(site, [], None, project="demo").what_it_means.text
+    assert "Raised in a function named _ defined in register fake ops" in text, text

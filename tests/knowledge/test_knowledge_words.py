@@ -28,6 +28,7 @@ from errkb.knowledge.facts import Involvement
 from errkb.knowledge.guard import groups
 from errkb.knowledge.intent import intent
 from errkb.knowledge.values import raising_and_fixing
+from errkb.knowledge.words import phrase
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
@@ -162,6 +163,8 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("self._set_to_none", "set to none is on"),
         ("module.a.dtype == torch.float32", "the data type of a equals torch.float32"),
         ("offset > len(self)", "offset is greater than the length of this object"),
+        # a tuple compared whole is one value, not alternatives ("differs from 32 or 32")
+        ("tuple(block_size) != (32, 32)", "block size differs from (32, 32)"),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
@@ -361,3 +364,10 @@ def test_a_config_class_field_read_from_its_arguments_is_the_models_config() -> 
     ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
     assert ex.who_hits_it.kind == "model_config"
     assert "tie_word_embeddings" in ex.who_hits_it.text
+
+
+def test_a_two_part_glossary_entry_wins_over_its_parts() -> None:
+    glossary = {"mm": "multimodal", "scaled_mm": "scaled matrix multiplication"}
+    assert phrase("triton_scaled_mm", glossary) == "triton scaled matrix multiplication"
+    assert phrase("get_mm_data", glossary) == "get multimodal data"
+    assert phrase("scaled", glossary) == "scaled"

@@ -69,7 +69,8 @@ def test_a_piece_changed_inside_earns_its_head_and_tail() -> None:
     """The poster's release printed `{self.pool.size()=}` where the indexed one prints
     `{pool.size()=}`: the first piece shows as its head and its tail with `self.` between."""
     pieces = ("allocrunsoutofmemory.Pleaselower--max-running-requests.pool.size()=", ",n=", ",")
-    text = "RuntimeError:allocrunsoutofmemory.Pleaselower--max-running-requests.self.pool.size()=1,n=2,"
+    text = "RuntimeError:allocrunsoutofmemory.Pleaselower--max-running-requests."
+    text += "self.pool.size()=1,n=2,"
     best = alignments(pieces, text)[0]
     assert best.starts[0] == -1 and best.first == 1  # the piece itself was not found whole
     assert best.matched == len(pieces[0]) - 1 + len(",n=,")  # its shared "." counts once
