@@ -9,7 +9,7 @@ SQLite only when `PRAGMA data_version` says another connection has committed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -181,3 +181,17 @@ class VersionTracker:
 def ping(session: Session) -> None:
     """A database round trip."""
     session.execute(text("SELECT 1"))
+
+
+def kept_rows(session: Session, key: object, load: Callable[[], list[Any]]) -> list[Any]:
+    """ORM rows read once per session under `key`: a session lives for one request or one
+    chunk of entry docs (dropped if an ingest commits meanwhile). Rows expunged since are
+    attached again, so the rows that refer to them find them in the session, as when read."""
+    kept: list[Any] | None = session.info.get(key)
+    if kept is None:
+        kept = session.info[key] = load()
+    else:
+        for row in kept:
+            if row not in session:
+                session.add(row)
+    return list(kept)

@@ -24,6 +24,7 @@ from errkb.core.models import (
     SiteBody,
     Snapshot,
 )
+from errkb.service.queries import kept_rows
 
 
 def entry_error_ids(session: Session) -> list[str]:
@@ -113,18 +114,17 @@ def error_and_repo(session: Session, error_id: str) -> tuple[Error, Repo]:
 
 def repo_snapshots(session: Session, repo_id: int) -> list[Snapshot]:
     """A repo's snapshots in version order, without the ingest counts no entry shows (decoding
-    their JSON for 151 snapshots cost a doc 7%); reading one raises, never loads row by row."""
-    return list(
-        session.scalars(
-            select(Snapshot)
-            .where(Snapshot.repo_id == repo_id)
-            .order_by(Snapshot.sort_key, Snapshot.id)
-            .options(
-                defer(Snapshot.skipped, raiseload=True),
-                defer(Snapshot.site_counts, raiseload=True),
-            )
+    their JSON for 151 snapshots cost a doc 7%); reading one raises, never loads row by row.
+    Read once per session (`kept_rows`): every entry of a chunk of docs reads the same."""
+    query = (
+        select(Snapshot)
+        .where(Snapshot.repo_id == repo_id)
+        .order_by(Snapshot.sort_key, Snapshot.id)
+        .options(
+            defer(Snapshot.skipped, raiseload=True), defer(Snapshot.site_counts, raiseload=True)
         )
     )
+    return kept_rows(session, ("repo_snapshots", repo_id), lambda: list(session.scalars(query)))
 
 
 def snapshot_by_label(session: Session, label: str) -> Snapshot | None:
