@@ -70,7 +70,7 @@ def model_fixes(r: Reading) -> list[Fix]:
     fields = [i.name for i in model if i.name]
     names = ", ".join(dict.fromkeys(fields)) or "its configuration"
     text = f"Check the model's config.json ({names})"
-    if tested:
+    if tested and r.site.kind != "lookup":  # a lookup's guards filter names: no help here
         text += f": the error is raised when {_quoted(tested)} holds"
     values = _accepted(r, "model_config")
     if values:

@@ -100,6 +100,18 @@ def _lookup(site: Site) -> KindNote:
                 "its config.json, its quantization, and a release that supports that variant",
                 ("derived:conditions",),
             ),
+            Fix(
+                "model",
+                "Read the missing name printed after KeyError. A quantization scale or zero "
+                "point (a name ending in scale, scale_inv, zeros or g_idx) means the checkpoint "
+                "is quantized in a way this loader does not map: serve it with the quantization "
+                "method its config.json names (quantization_config), or with a release that "
+                "loads that format. A layer the model class does not have (an extra draft or "
+                "multi-token-prediction layer, a vision tower) means a checkpoint of another "
+                "variant of the model. Another prefix (model. against language_model.) means "
+                "the checkpoint was saved by other code than this release expects.",
+                ("derived:conditions",),
+            ),
         )
     return KindNote(text, fixes)
 
