@@ -183,8 +183,8 @@ class Speaker(CallClauses):
             return code(ast.unparse(node))
         if isinstance(op, ast.Eq | ast.NotEq) and not isinstance(right, ast.Constant):
             words = "equals" if isinstance(op, ast.Eq) else "differs from"
-        if subject == value:  # `a.x != b.x` said as "the x differs from the x" is no help
-            return code(ast.unparse(node))
+        if _bare(subject) == _bare(value):  # `a.x != b.x` said as "the x differs from the x"
+            return code(ast.unparse(node))  # is no help, nor "x differs from the x"
         return f"{subject} {words} {value}"
 
     def _expanded(self, node: ast.expr) -> ast.expr:
