@@ -157,15 +157,24 @@ class Workers:
         return self._pool
 
     def close(self, *, cancel: bool = False) -> None:
-        """Stop the processes, if any were started; `cancel` drops the tasks not yet begun."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=cancel)
-            self._pool = None
+        """Stop the processes, if any were started. `cancel` (an error or a signal unwinds)
+        drops every task: those not begun, and those running, whose processes are ended at
+        once rather than waited for (a chunk of a large file took half a minute on a busy
+        machine). Their results were never stored, so nothing is lost."""
+        if self._pool is None:
+            return
+        if cancel:
+            # ProcessPoolExecutor ends its processes itself only from Python 3.14
+            # (`terminate_workers`); before, the processes it holds are ended here.
+            for process in list(getattr(self._pool, "_processes", {}).values()):
+                process.terminate()
+        self._pool.shutdown(cancel_futures=cancel)
+        self._pool = None
 
     def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         # On an error or a signal (SIGTERM becomes SystemExit in the CLI) nobody wants the
-        # queued chunks: the processes stop after the ones they are running.
+        # chunks: neither the queued ones nor those running.
         self.close(cancel=exc_type is not None)
