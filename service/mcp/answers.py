@@ -62,29 +62,52 @@ class Source(BaseModel):
     url: str | None = None
 
 
-class Answer(BaseModel):
-    """A tool's whole answer, published with its nested parts written in place.
+# Keywords under which a null could be judged otherwise than by `type` alone.
+_NOT_BY_TYPE = {"enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref", "if"}
 
-    The SDK's client checks every structured answer against the tool's output schema. With the
-    parts as `$ref`s into `$defs` (pydantic's default), each check resolved a reference per
-    nested object: 0.53 ms of an entry's 2.3 ms round trip (measured). Written in place, the
-    schema says the same and the check costs 0.37 ms.
+
+def nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [X, {"type": "null"}]}` as X with `"type": [X's type, "null"]`; else `node`.
+
+    The two say the same: X's other keywords (properties, required, items) apply only to values of
+    X's type, so a null passes both and nothing else passes one but not the other.
+    """
+    branches = node.get("anyOf")
+    if not (isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches):
+        return node
+    x = branches[0] if branches[1] == {"type": "null"} else branches[1]
+    if not isinstance(x, dict) or not isinstance(x.get("type"), str) or _NOT_BY_TYPE & x.keys():
+        return node
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    return {**x, **rest, "type": [x["type"], "null"]}
+
+
+class Answer(BaseModel):
+    """A tool's whole answer, published in the schema shape the SDK's client checks cheapest.
+
+    The SDK's client checks every structured answer against the tool's output schema with
+    `jsonschema`, at a cost of one step per value and per subschema tried. With the nested parts
+    as `$ref`s into `$defs` (pydantic's default), each check also resolved a reference per
+    nested object, 1.35-1.39 times the cost, so they are written in place. An optional field is
+    `"type": [T, "null"]` rather than pydantic's `anyOf` of the two, which tried T first and,
+    for a null, built an error before trying null: the schema says the same, and checking an
+    entry costs 0.80-0.86 times as much (measured on 100 entries of the sglang knowledge base).
     """
 
     @classmethod
     def __get_pydantic_json_schema__(
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        def inline(node: Any) -> Any:
+        def simplified(node: Any) -> Any:
             if isinstance(node, dict):
                 if "$ref" in node:
-                    return inline(handler.resolve_ref_schema(node))
-                return {k: inline(v) for k, v in node.items()}
+                    return simplified(handler.resolve_ref_schema(node))
+                return nullable_as_type_list({k: simplified(v) for k, v in node.items()})
             if isinstance(node, list):
-                return [inline(v) for v in node]
+                return [simplified(v) for v in node]
             return node
 
-        return dict(inline(handler.resolve_ref_schema(handler(core_schema))))
+        return dict(simplified(handler.resolve_ref_schema(handler(core_schema))))
 
 
 class ErrorDetails(Answer):

@@ -15,14 +15,17 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
+from pydantic import ValidationError
 
 from errkb.core.settings import Settings
+from errkb.service.mcp.answers import ErrorDetails
 from errkb.service.mcp.asking import Answers
 from errkb.service.mcp.reading import Reader, open_backing
 from errkb.service.mcp.server import build_server
@@ -63,8 +66,10 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         for tool in tools.values():
             assert "Use this" in (tool.description or "")
             assert tool.output_schema is not None  # structured output, with its schema
-            # written in place: the SDK's client checks every answer, and $refs made it slower
+            # written in place, optional fields as one type list: the SDK's client checks every
+            # answer, and $refs and anyOf branches made it slower
             assert "$ref" not in json.dumps(tool.output_schema)
+            assert "anyOf" not in json.dumps(tool.output_schema)
             assert tool.annotations is not None and tool.annotations.read_only_hint
         assert tools["match_error"].input_schema["required"] == ["text"]
 
@@ -244,6 +249,41 @@ def test_kept_answers_last_only_as_long_as_their_content_key() -> None:
     assert kept.get("k2", "a") is None  # an ingest moved the key: nothing older is served
     kept.put("k1", "a", one)  # made under the old key while the new one arrived: not kept
     assert kept.get("k2", "a") is None
+
+
+def test_output_schemas_admit_what_the_models_admit() -> None:
+    schema = ErrorDetails.model_json_schema()
+    check = Draft202012Validator(schema)
+    versions = {"present_in": ["v1"], "first_seen": "v1", "last_seen": "v1", "summary": "v1"}
+    bare = ErrorDetails(
+        **dict.fromkeys(["id", "exception", "message", "repo", "what_it_means", "trigger"], "x"),
+        common_situations=[],
+        solutions=[{"kind": "fix", "text": "t"}],
+        related=[],
+        versions=versions,
+        page_url="/e",
+        json_url="/e.json",
+    ).model_dump(mode="json")
+    assert bare["source"] is None and bare["example_fix"] is None  # nulls, written out
+    full = {
+        **bare,
+        "who_hits_it": "w",
+        "example_fix": {"before": "a", "after": "b", "note": None},
+        "source": {"snapshot": "v1", "path": "p.py", "line": 3, "function": "f", "url": None},
+    }
+    for answer in (bare, full):
+        assert not list(check.iter_errors(answer))
+    wrong = [
+        {**bare, "source": "p.py"},  # an object or null, nothing else
+        {**bare, "who_hits_it": 3},
+        {**full, "source": {**full["source"], "line": None}},  # not optional
+        {**full, "example_fix": {"after": "b"}},  # its required fields still hold
+        {**bare, "versions": None},
+    ]
+    for answer in wrong:
+        assert list(check.iter_errors(answer)), answer
+        with pytest.raises(ValidationError):
+            ErrorDetails.model_validate(answer)
 
 
 def test_answers_are_json_serializable_and_small(db_url: str, tmp_path: Path) -> None:
