@@ -236,7 +236,7 @@ class Speaker(CallClauses):
     def _membership(self, item: ast.expr, where: ast.expr, inside: bool) -> str:
         subject = self.noun(item)
         stated = self.stated(where)
-        if stated is not None:
+        if stated:  # an empty one (`_REGISTRY = {}`, filled at run time) lists nothing
             return f"{subject} is {'' if inside else 'not '}{self.listed(stated)}"
         if isinstance(where, ast.Constant) and isinstance(where.value, str):
             return f"{self.noun(where)} {'contains' if inside else 'does not contain'} {subject}"

@@ -324,6 +324,15 @@ def test_a_module_constant_is_quoted_as_the_list_it_holds() -> None:
     assert not any("VALID_MODES" in t for t in texts), texts
 
 
+def test_a_registry_filled_at_run_time_is_not_listed_as_empty() -> None:
+    """`_REGISTRY = {}` is empty where it is defined: "name is ." said nothing."""
+    notes = SiteNotes(constants=(("_REGISTRY", "{}"),))
+    s = dataclasses.replace(site([Condition("if", "name in _REGISTRY", True, 1)]), notes=notes)
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    (fact,) = ex.facts.items
+    assert fact.startswith("name is in ") and "registry" in fact, fact
+
+
 def test_a_comment_explaining_a_test_gives_its_words_and_the_reason() -> None:
     notes = SiteNotes(
         comments=((-3, "Gated to the target worker (req_to_token_pool is None); more."),),
