@@ -158,14 +158,14 @@ def _report(
         if settings.materialize_entries:
             from errkb.service.cli.materialize import materialize_entries_quietly
 
-            report["entry_docs"] = materialize_entries_quietly(settings)
+            report["entry_docs"] = materialize_entries_quietly(settings, defer=True)
         typer.echo(json.dumps(report, indent=2))
     else:
         Console().print(summary(summaries, seconds, len(failures), fetched))
         if settings.materialize_entries:
             from errkb.service.cli.materialize import materialize_with_progress
 
-            materialize_with_progress(settings, err)  # its sentence on stderr, after the summary
+            materialize_with_progress(settings, err, defer=True)  # on stderr, after the summary
 
 
 COMPACT_AFTER = 20  # snapshots written in one ingest before the SQLite file is compacted

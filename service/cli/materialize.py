@@ -10,20 +10,21 @@ from errkb.service.entries.docs import Materialized, materialize_entries
 
 
 def materialize_with_progress(
-    settings: Settings, console: Console, *, force: bool = False
+    settings: Settings, console: Console, *, force: bool = False, defer: bool = False
 ) -> Materialized:
-    """Build the entry docs under a progress bar, then say what it cost in one sentence."""
+    """Build the entry docs under a progress bar, then say what it cost in one sentence
+    (`defer`: leave those out of date only by their version lists, see `materialize_entries`)."""
     with counting(console, "entry documents") as advance:
         done = materialize_entries(
-            settings, processes=settings.workers, force=force, progress=advance
+            settings, processes=settings.workers, force=force, defer=defer, progress=advance
         )
     console.print(sentence(done), soft_wrap=True, highlight=False)
     return done
 
 
-def materialize_entries_quietly(settings: Settings) -> dict[str, object]:
+def materialize_entries_quietly(settings: Settings, *, defer: bool = False) -> dict[str, object]:
     """Build the entry docs without output; their figures, for `errkb ingest --json`."""
-    done = materialize_entries(settings, processes=settings.workers)
+    done = materialize_entries(settings, processes=settings.workers, defer=defer)
     return {
         "entries": done.entries,
         "seconds": round(done.seconds, 3),
@@ -31,6 +32,7 @@ def materialize_entries_quietly(settings: Settings) -> dict[str, object]:
         "json_bytes": done.json_bytes,
         "already_built": done.skipped,
         "kept": done.kept,
+        "deferred": done.deferred,
         "batches_left_out": done.abandoned,
     }
 
@@ -44,6 +46,12 @@ def sentence(done: Materialized) -> str:
         f"({done.compressed_bytes / 1e6:.1f} MB stored, {done.json_bytes / 1e6:.1f} MB of JSON); "
         f"{_entries(done.kept)} unchanged."
     )
+    if done.deferred:
+        text += (
+            f" {_entries(done.deferred)} changed only by the new release in their version lists:"
+            " each is built when first read, or by `errkb docs` (which `errkb serve` starts in"
+            " the background)."
+        )
     if done.abandoned:
         text += (
             f" {done.abandoned} batches were left out because another ingest finished meanwhile;"

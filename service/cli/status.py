@@ -93,7 +93,10 @@ def _docs_line(docs: DocsStatus) -> str:
             f" in {docs.last_seconds or 0:.1f} s"
         )
     if not docs.all_current:
-        line += "; the others are built when first read, or by the next ingest"
+        line += (
+            "; the others are built when first read, or by `errkb docs`, which `errkb serve`"
+            " starts in the background"
+        )
     return line + "."
 
 

@@ -88,5 +88,8 @@ def _round(settings: Settings, pins: Pins, engine: Engine, index: str) -> Round:
     if done.ingested and settings.materialize_entries:
         from errkb.service.cli.materialize import materialize_with_progress
 
-        materialize_with_progress(settings, out)
+        # The docs whose content changed first, then those one version longer: the release is
+        # served meanwhile, each entry built on its first request until its doc is there.
+        if materialize_with_progress(settings, out, defer=True).deferred:
+            materialize_with_progress(settings, out)
     return done

@@ -13,6 +13,11 @@ and related errors, and the code that derives the prose. So the hash covers:
   its flags and its same-file and shared-flag neighbours are covered by its id;
 - the titles of the related errors the doc names (stored with the doc).
 
+A second hash, `stable_inputs`, leaves out how far the error's newest run of releases reaches:
+it holds when a new release raises the error exactly where the release before did, so the only
+change to its doc is one more version in its lists. A build can leave those docs for later (on
+first request, or the background build), and rebuild at once only those whose content moved.
+
 Related errors by similar message come from the whole repo, so a new error can join them.
 `neighbours_of_new` finds the docs whose message words a new error shares; those are rebuilt too.
 AI prose is not hashed: `errkb explain` deletes the doc of the error it changes.
@@ -82,6 +87,32 @@ class Timeline:
             _h(s.id, s.label, s.kind, s.commit, str(s.date), s.link_base) for s in snapshots
         ]
 
+    def runs(self, occurrences: Sequence[tuple[Any, ...]]) -> list[tuple[object, ...]]:
+        """The error's life as runs of consecutive snapshots where it is raised at the same
+        places, each with the digests of its first and last snapshot; a run that reaches the
+        newest snapshot ends in "newest", so a release that extends it changes nothing here.
+        `occurrences` are (snapshot id, place...) tuples."""
+        at: dict[int, list[tuple[Any, ...]]] = {}
+        for o in occurrences:
+            at.setdefault(self.position[o[0]], []).append(o[1:])
+        newest = len(self.digests) - 1
+        out: list[tuple[object, ...]] = []
+        start = last = -2
+        places: list[tuple[Any, ...]] = []
+        for position in sorted(at):
+            here = sorted(at[position])
+            if position != last + 1 or here != places:
+                if start >= 0:
+                    out.append((tuple(places), self.digests[start], self.digests[last]))
+                start, places = position, here
+            last = position
+        if start >= 0:
+            end = "newest" if last == newest else self.digests[last]
+            out.append((tuple(places), self.digests[start], end))
+        if 0 <= last < newest:  # the release it is gone in
+            out.append(("gone in", self.digests[last + 1]))
+        return out
+
     def window(self, present: Iterable[int]) -> list[str]:
         """The snapshots from the one before the error's first to the one after its last."""
         at = [self.position[i] for i in present]
@@ -104,6 +135,23 @@ def own_inputs(
     near = timeline.window({o[0] for o in occs})
     fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
     return _h(knowledge_version(), variant, repo, fields, occs, near)
+
+
+def stable_inputs(
+    error: Any,
+    repo: str,
+    occurrences: Sequence[Any],
+    timeline: Timeline,
+    variant: str,
+) -> str:
+    """`own_inputs` without the reach of the newest run of releases (see the module docstring)."""
+    occs = [
+        (o.snapshot_id, o.path, o.line, o.end_line, o.qualname, o.body_hash) for o in occurrences
+    ]
+    first = min((timeline.position[o[0]] for o in occs), default=0)
+    before = timeline.digests[first - 1] if first > 0 else None
+    fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
+    return _h(knowledge_version(), variant, repo, fields, timeline.runs(occs), before)
 
 
 def related_ids(text: str | None) -> list[str]:

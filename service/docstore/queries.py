@@ -64,6 +64,7 @@ class StoredDoc:
     variant: str
     inputs: str | None
     related: str | None
+    stable: str | None
 
 
 def error_rows(session: Session, error_id: str | None = None) -> list[Any]:
@@ -112,7 +113,12 @@ def error_titles(session: Session, ids: set[str] | None = None) -> dict[str, str
 def stored_docs(session: Session) -> dict[str, StoredDoc]:
     """The state of every stored doc, by error id."""
     q = select(
-        EntryDoc.error_id, EntryDoc.content_key, EntryDoc.variant, EntryDoc.inputs, EntryDoc.related
+        EntryDoc.error_id,
+        EntryDoc.content_key,
+        EntryDoc.variant,
+        EntryDoc.inputs,
+        EntryDoc.related,
+        EntryDoc.stable,
     )
     return {r[0]: StoredDoc(*r[1:]) for r in session.connection().execute(q)}
 
@@ -123,10 +129,11 @@ def doc_count(session: Session, key: str, variant: str) -> int:
     return int(session.scalar(q) or 0)
 
 
-def write_built_docs(
-    session: Session, key: str, variant: str, rows: list[tuple[str, bytes, str, str]]
-) -> None:
-    """Store docs (error id, packed JSON, inputs hash, related ids) built under `key`."""
+DocRow = tuple[str, bytes, str, str, str]  # error id, packed JSON, inputs, stable inputs, related
+
+
+def write_built_docs(session: Session, key: str, variant: str, rows: list[DocRow]) -> None:
+    """Store docs (error id, packed JSON, inputs hashes, related ids) built under `key`."""
     if not rows:
         return
     session.execute(delete(EntryDoc).where(EntryDoc.error_id.in_([r[0] for r in rows])))
@@ -139,9 +146,10 @@ def write_built_docs(
                 "variant": variant,
                 "body": b,
                 "inputs": h,
+                "stable": st,
                 "related": r,
             }
-            for i, b, h, r in rows
+            for i, b, h, st, r in rows
         ],
     )
 
@@ -191,9 +199,7 @@ def newest_dictionary(session: Session, purpose: str) -> Trained | None:
     return Trained(row.id, row.data, row.samples) if row is not None else None
 
 
-def try_write_doc(
-    session: Session, key: str, variant: str, row: tuple[str, bytes, str, str]
-) -> str | None:
+def try_write_doc(session: Session, key: str, variant: str, row: DocRow) -> str | None:
     """Store one doc built on demand and commit; why not, if the database refused (SQLite
     busy with an ingest, a read-only user): the doc is then built again when next needed."""
     try:

@@ -1,13 +1,17 @@
 """Entry docs: each error's entry JSON stored, so a first read is a row; rebuilt only when needed.
 
 An entry is derived by the read side (about ten queries and the knowledge derivation, 20-50 ms).
-`errkb ingest` ends by building the docs whose inputs changed (`docstore.plan`: a new release
-touches the entries it raises, not the whole history), in worker processes, and storing each
-compressed in `entry_docs` with the content key it was built under and the hash of its inputs.
-The docs whose inputs held are made current under the new key at once. A server answers a first
-request for an entry from its row when the row's key is the current one, and otherwise builds
-the entry and stores it (`served_entry_json`): a doc is never served stale, and a missing one
-costs one build, once.
+`errkb ingest` ends by building the docs whose content changed (`docstore.plan`: a new release
+changes the content of the entries it adds, moves or drops, not the whole history), in worker
+processes, and storing each compressed in `entry_docs` with the content key it was built under
+and the hashes of its inputs. The docs whose inputs held are made current under the new key at
+once. The docs out of date only because the new release raises their error as the one before
+did (one more version in their lists) are left, with `defer`, to their first request and to
+`errkb docs` (which `errkb serve` starts in the background when docs are out of date).
+
+A server answers a first request for an entry from its row when the row's key is the current
+one, and otherwise builds the entry and stores it (`served_entry_json`): a doc is never served
+stale, and a missing one costs one build, once.
 
 A chunk is written only if the content key did not move while it was built (generations only
 grow, and each is committed with its data), so a doc never mixes two ingests.
@@ -39,6 +43,7 @@ from errkb.service.docstore import workers as doc_workers
 from errkb.service.docstore.inputs import doc_inputs, related_ids
 from errkb.service.docstore.plan import CHECKED, DocPlan, entry_own_inputs, plan_docs
 from errkb.service.docstore.queries import (
+    DocRow,
     doc_count,
     drop_docs_of,
     error_titles,
@@ -111,9 +116,9 @@ def _store_doc(session: DbSession, built: Built, key: str, variant: str) -> None
         return
     error_id, raw, related = built
     ids = related_ids(related)
-    inputs = doc_inputs(
-        entry_own_inputs(session, error_id, variant), ids, error_titles(session, set(ids))
-    )
+    titles = error_titles(session, set(ids))
+    own, stable = entry_own_inputs(session, error_id, variant)
+    inputs, stable = doc_inputs(own, ids, titles), doc_inputs(stable, ids, titles)
     trained = _stored_dictionary(session)
     dict_id = trained.id if trained is not None else 0
     packers: dict[int, Packer] = getattr(_packers, "by_id", None) or {}
@@ -121,7 +126,7 @@ def _store_doc(session: DbSession, built: Built, key: str, variant: str) -> None
     if dict_id not in packers:
         packers[dict_id] = Packer(trained)
     body = packers[dict_id].pack(raw)
-    refused = try_write_doc(session, key, variant, (error_id, body, inputs, related))
+    refused = try_write_doc(session, key, variant, (error_id, body, inputs, stable, related))
     if refused is not None:  # served all the same; the next build stores it
         log.info("entry %s served but not stored: %s", error_id, refused)
 
@@ -138,6 +143,7 @@ class Materialized:
     abandoned: int = 0  # chunks not written: an ingest committed while they were built
     kept: int = 0  # docs whose inputs held: made current without a build
     dropped: int = 0  # docs of errors that lost their entry
+    deferred: int = 0  # docs out of date only by their version lists, left for later
 
 
 class _DocPacker:
@@ -187,10 +193,12 @@ def materialize_entries(
     *,
     processes: int = 0,
     force: bool = False,
+    defer: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> Materialized:
     """Build and store the docs whose inputs changed (all with `force`, retraining the
-    dictionary), and make the others current under the content key."""
+    dictionary), and make the others current under the content key; with `defer`, leave the
+    docs whose only change is a longer version list (see `docstore.plan`) out of date."""
     started = time.perf_counter()
     engine = engine_from_settings(settings)
     sessions = session_factory(engine)
@@ -206,8 +214,12 @@ def materialize_entries(
             rekey_current(session, plan.keep, key)  # served again at once
             session.commit()
             trained = None if force else _stored_dictionary(session)
+        deferred = len(plan.later) if defer else 0
+        if not defer:
+            plan.rebuild = sorted(plan.rebuild + plan.later)
         if not plan.rebuild and not plan.drop:
-            done = Materialized(0, 0, 0, time.perf_counter() - started, True, kept=len(plan.keep))
+            seconds = time.perf_counter() - started
+            done = Materialized(0, 0, 0, seconds, not deferred, 0, len(plan.keep), 0, deferred)
             _finish(sessions, key, variant, plan, done, None)
             return done
         if progress is not None:
@@ -224,6 +236,7 @@ def materialize_entries(
             abandoned=abandoned,
             kept=len(plan.keep),
             dropped=len(plan.drop),
+            deferred=deferred,
         )
         # A full build trained a dictionary that every doc now uses: the older ones can go.
         trained_for_all = packer.packer if not plan.keep and packer.trained else None
@@ -289,12 +302,15 @@ def _build(
     return entries, packed, raw, abandoned
 
 
-def _with_inputs(rows: list[Built], plan: DocPlan) -> list[tuple[str, bytes, str, str]]:
-    """The rows with the inputs hash each doc was built from."""
+def _with_inputs(rows: list[Built], plan: DocPlan) -> list[DocRow]:
+    """The rows with the inputs hashes each doc was built from."""
     out = []
     for error_id, body, related in rows:
-        inputs = doc_inputs(plan.own[error_id], related_ids(related), plan.titles)
-        out.append((error_id, body, inputs, related))
+        ids = related_ids(related)
+        inputs = doc_inputs(plan.own[error_id], ids, plan.titles)
+        out.append(
+            (error_id, body, inputs, doc_inputs(plan.stable[error_id], ids, plan.titles), related)
+        )
     return out
 
 
@@ -310,9 +326,10 @@ def _finish(
     report = {
         "rebuilt": done.entries,
         "kept": done.kept,
+        "deferred": done.deferred,
         "seconds": round(done.seconds, 3),
         "key": key,
-        "complete": not done.abandoned,
+        "complete": not done.abandoned and not done.deferred,
         "code": inputs.knowledge_version(),
         "variant": variant,
     }

@@ -55,6 +55,7 @@ VERSIONS = {
     1: {"tiles/a.py": TILES + OLD},
     2: {"tiles/a.py": TILES},
     3: {"tiles/a.py": TILES, "tiles/c.py": NEW},
+    4: {"tiles/a.py": TILES, "tiles/c.py": "# The modern checks.\n" + NEW},
 }
 
 
@@ -91,25 +92,42 @@ def _build(url: str, settings: Settings | None = None) -> set[str]:
     settings = settings or Settings(database_url=url)
     engine = make_engine(url)
     with session_factory(engine)() as session:
-        planned = set(plan_docs(session, settings_variant(settings)).rebuild)
+        plan = plan_docs(session, settings_variant(settings))
     engine.dispose()
+    planned = set(plan.rebuild) | set(plan.later)
     done = materialize_entries(settings, processes=1)
-    assert done.entries == len(planned) and not done.abandoned
-    _assert_nothing_stale(url, settings)
+    assert done.entries == len(planned) and not done.abandoned and not done.deferred
+    assert _assert_nothing_stale(url, settings) == set()
     return planned
 
 
-def _assert_nothing_stale(url: str, settings: Settings) -> None:
-    """Every stored doc is current and equals the entry as built now."""
+def _build_deferring(url: str) -> tuple[set[str], set[str]]:
+    """A build that leaves the docs changed only by their version lists: (built, left)."""
+    settings = Settings(database_url=url)
+    engine = make_engine(url)
+    with session_factory(engine)() as session:
+        plan = plan_docs(session, settings_variant(settings))
+    engine.dispose()
+    done = materialize_entries(settings, processes=1, defer=True)
+    assert (done.entries, done.deferred) == (len(plan.rebuild), len(plan.later))
+    left = _assert_nothing_stale(url, settings)
+    assert left == set(plan.later)
+    return set(plan.rebuild), left
+
+
+def _assert_nothing_stale(url: str, settings: Settings) -> set[str]:
+    """Every current doc equals the entry as built now; the ids of the docs not current."""
     engine = make_engine(url)
     key = kb_key(engine)
     with session_factory(engine)() as session:
         rows = session.query(EntryDoc).all()
-        assert rows and all(r.content_key == key for r in rows)
+        assert rows
         for row in rows:
-            fresh = entry_json(session, row.error_id, settings)
-            assert unpack_stored(session, row.body) == fresh, row.error_id
+            if row.content_key == key:
+                fresh = entry_json(session, row.error_id, settings)
+                assert unpack_stored(session, row.body) == fresh, row.error_id
     engine.dispose()
+    return {r.error_id for r in rows if r.content_key != key}
 
 
 def _related_of(url: str) -> dict[str, set[str]]:
@@ -141,7 +159,7 @@ def test_a_build_with_nothing_changed_plans_nothing(
         conn.execute(delete(EntryDoc).where(EntryDoc.error_id == WIDTH))
     engine.dispose()
     assert materialize_entries(settings, processes=1).entries >= 1  # (and its word neighbour)
-    _assert_nothing_stale(db_url, settings)
+    assert _assert_nothing_stale(db_url, settings) == set()
     # Other settings, new rules or a new release: planned, and rebuilt as they need.
     other = Settings(database_url=db_url, public_url="https://errors.example.org")
     assert materialize_entries(other, processes=1).entries == 4
@@ -189,3 +207,34 @@ def test_a_doc_is_rebuilt_when_and_only_when_its_inputs_change(
     other = Settings(database_url=db_url, public_url="https://errors.example.org")
     assert _build(db_url, other) == every
     assert _build(db_url, other) == set()
+
+
+def test_a_deferring_build_leaves_only_the_docs_one_version_longer(
+    db_url: str, tmp_path: Path
+) -> None:
+    """`errkb ingest` builds at once the docs whose content a new release changed, and leaves
+    those it only lengthens by one version (never served meanwhile: built on request)."""
+    _ingest(db_url, tmp_path, 1)
+    _ingest(db_url, tmp_path, 2)
+    assert _build_deferring(db_url) == ({WIDTH, HEIGHT, OLD_CHECK, QUEUE}, set())
+
+    # v3 raises the width and height errors as v2 did: their docs only gain a version. The new
+    # error and the doc whose similar errors it joins are built now; the queue's doc, gone
+    # since v2, stays current.
+    _ingest(db_url, tmp_path, 3)
+    assert _build_deferring(db_url) == ({NEW_CHECK, OLD_CHECK}, {WIDTH, HEIGHT})
+    engine = make_engine(db_url)
+    with session_factory(engine)() as session:  # a deferred doc is built on its request
+        key = kb_key(engine)
+        served = docs.served_entry_json(session, WIDTH, key, Settings(database_url=db_url))
+        assert served == entry_json(session, WIDTH, Settings(database_url=db_url))
+        assert session.get(EntryDoc, WIDTH).content_key == key  # and stored
+    engine.dispose()
+    assert _build(db_url) == {HEIGHT}  # what a later full build (`errkb docs`) has left
+
+    # v4 moves the new check down a line: that doc's content changed, the others only gained
+    # a version.
+    _ingest(db_url, tmp_path, 4)
+    assert _build_deferring(db_url) == ({NEW_CHECK}, {WIDTH, HEIGHT})
+    assert _build(db_url) == {WIDTH, HEIGHT}
+    assert _build_deferring(db_url) == (set(), set())
