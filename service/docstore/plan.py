@@ -56,6 +56,8 @@ class DocPlan:
     first_seen: dict[str, int] = field(default_factory=dict)
     stable: dict[str, str] = field(default_factory=dict)  # stable inputs hash, per error
     later: list[str] = field(default_factory=list)  # out of date only by their version lists
+    # kept docs whose stored stable hash is missing (built before it existed) or other: to set
+    restable: dict[str, str] = field(default_factory=dict)
 
 
 def _own_hashes(
@@ -85,6 +87,7 @@ def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPl
     titles = error_titles(session)
     stored = stored_docs(session)
     by_state: dict[str, list[str]] = {"rebuild": [], "keep": [], "later": []}
+    restable: dict[str, str] = {}
     for error_id in sorted(own):
         doc = stored.get(error_id)
         state = "rebuild"
@@ -92,6 +95,8 @@ def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPl
             related = related_ids(doc.related)
             if doc.inputs == doc_inputs(own[error_id], related, titles):
                 state = "keep"
+                if doc.stable != (held := doc_inputs(stable[error_id], related, titles)):
+                    restable[error_id] = held
             elif doc.stable == doc_inputs(stable[error_id], related, titles):
                 state = "later"
         by_state[state].append(error_id)
@@ -99,7 +104,7 @@ def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPl
     drop = sorted(set(stored) - set(own))
     checked = int(meta_value(session, CHECKED) or 0)
     new = [i for i in own if i not in stored or first[i] > checked]
-    plan = DocPlan(own, rebuild, keep, drop, titles, newest, 0, first, stable, later)
+    plan = DocPlan(own, rebuild, keep, drop, titles, newest, 0, first, stable, later, restable)
     if (keep or later) and new:  # a new error may join their similar errors: now, not later
         messages = {e.id: e.message for e in error_rows(session)}
         held = {i: messages[i] for i in keep + later}

@@ -165,6 +165,12 @@ def rekey_current(session: Session, ids: list[str], key: str) -> None:
         )
 
 
+def set_stable(session: Session, hashes: dict[str, str]) -> None:
+    """Store the stable inputs hash of kept docs (those built before it was stored)."""
+    if hashes:  # an ORM bulk UPDATE by primary key: one executemany
+        session.execute(update(EntryDoc), [{"error_id": i, "stable": h} for i, h in hashes.items()])
+
+
 def drop_docs_of(session: Session, ids: list[str]) -> None:
     """Delete the docs of these errors (they have no entry any more)."""
     for start in range(0, len(ids), 1000):

@@ -51,6 +51,7 @@ from errkb.service.docstore.queries import (
     newest_dictionary,
     rekey_current,
     set_meta,
+    set_stable,
     try_write_doc,
     write_built_docs,
 )
@@ -212,6 +213,7 @@ def materialize_entries(
         with sessions() as session:
             plan = plan_docs(session, variant, force=force)
             rekey_current(session, plan.keep, key)  # served again at once
+            set_stable(session, plan.restable)
             session.commit()
             trained = None if force else _stored_dictionary(session)
         deferred = len(plan.later) if defer else 0
