@@ -15,7 +15,11 @@ copy of it:
   were incremental.
 It prints medians and ranges over the rounds, and the ratio incremental / baseline.
 
+`--base FILE` reuses a SQLite knowledge base of those releases built before (by an earlier run
+with `--keep-base FILE`); its documents are first brought up to date with this code.
+
 Usage: .venv/bin/python bench/fresh.py [--releases N|all] [--rounds N] [--download]
+           [--base FILE | --keep-base FILE]
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from errkb.ingest.pipeline import Job, ingest_snapshot  # noqa: E402
 from errkb.ingest.plan import pypi_planned  # noqa: E402
 from errkb.ingest.sources.download import Downloads  # noqa: E402
 from errkb.ingest.sources.index import PYPI_JSON, matching_versions, releases_spec  # noqa: E402
-from errkb.service.entries.docs import Materialized, materialize_entries  # noqa: E402
+from errkb.service.entries.docs import LAST_BUILD, Materialized, materialize_entries  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "errkb-bench"
@@ -105,6 +109,20 @@ def base_kb(versions: list[str], cache: Path, folder: Path) -> Path:
     return path
 
 
+def _up_to_date(url: str) -> None:
+    """Plan and build the base's documents with this code (a build normally trusts the last
+    one when nothing was ingested since: forget it, so the plan runs)."""
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM meta WHERE key = :k"), {"k": LAST_BUILD})
+    finally:
+        engine.dispose()
+    done = docs(url)
+    print(f"base: {done.entries:,} documents rebuilt, {done.kept:,} kept", file=sys.stderr)
+
+
 def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} s ({min(values):.1f}-{max(values):.1f})"
 
@@ -115,6 +133,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--download", action="store_true", help="fetch the releases first")
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--base", type=Path, help="a knowledge base of all but the newest")
+    parser.add_argument("--keep-base", type=Path, help="keep the base built here, for --base")
     args = parser.parse_args()
     count = None if args.releases == "all" else int(args.releases)
     versions = releases(count, args.download, args.cache)
@@ -124,7 +144,14 @@ def main() -> None:
     added, rebuilt, again, again_rebuilt, ingests = [], [], [], [], []
     deferred, catch_up = [], []
     with tempfile.TemporaryDirectory(prefix="errkb-fresh-") as tmp:
-        base = base_kb(older, args.cache, Path(tmp))
+        if args.base is not None:
+            base = Path(tmp) / "base.sqlite3"
+            shutil.copyfile(args.base, base)
+            _up_to_date(f"sqlite:///{base}")
+        else:
+            base = base_kb(older, args.cache, Path(tmp))
+            if args.keep_base is not None:
+                shutil.copyfile(base, args.keep_base)
         for n in range(1, args.rounds + 1):
             kb = Path(tmp) / f"round{n}.sqlite3"
             shutil.copyfile(base, kb)
