@@ -85,8 +85,11 @@ def rank_related(
     return sorted(picked, key=lambda c: order.index(_kind(c.reason)))
 
 
+SIMILAR = 0.3  # the word overlap (Jaccard) from which a message counts as similar
+
+
 def similar(
-    message: str, others: Sequence[tuple[str, str, str]], threshold: float = 0.3
+    message: str, others: Sequence[tuple[str, str, str]], threshold: float = SIMILAR
 ) -> list[RelatedError]:
     """(id, title, message) candidates whose message is similar enough, most similar first."""
     scored = [(similarity(message, m), i, t) for i, t, m in others]

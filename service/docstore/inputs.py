@@ -13,13 +13,14 @@ and related errors, and the code that derives the prose. So the hash covers:
   its flags and its same-file and shared-flag neighbours are covered by its id;
 - the titles of the related errors the doc names (stored with the doc).
 
-A second hash, `stable_inputs`, leaves out how far the error's newest run of releases reaches:
-it holds when a new release raises the error exactly where the release before did, so the only
-change to its doc is one more version in its lists. A build can leave those docs for later (on
-first request, or the background build), and rebuild at once only those whose content moved.
+A second hash, `stable_inputs`, leaves out how far the error's newest run of releases reaches
+and the line numbers: it holds when a new release raises the error from the same code in the
+same functions as the release before did, so its doc only gains a version and perhaps shifted
+lines. A build can leave those docs for later (on first request, or the background build), and
+rebuild at once only those whose content moved.
 
 Related errors by similar message come from the whole repo, so a new error can join them.
-`neighbours_of_new` finds the docs whose message words a new error shares; those are rebuilt too.
+`neighbours_of_new` finds the docs a new error may change that way; those are rebuilt too.
 AI prose is not hashed: `errkb explain` deletes the doc of the error it changes.
 """
 
@@ -37,7 +38,8 @@ import errkb.core.records
 import errkb.knowledge
 import errkb.service.entries
 from errkb.core.search.terms import terms
-from errkb.service.entries.related import query_words
+from errkb.knowledge.related import SIMILAR, similarity
+from errkb.service.entries.related import MAX_TEXT_CANDIDATES, query_words
 
 # The modules besides `errkb.knowledge` whose code shapes an entry's JSON.
 _ENTRY_CODE = (
@@ -88,10 +90,10 @@ class Timeline:
         ]
 
     def runs(self, occurrences: Sequence[tuple[Any, ...]]) -> list[tuple[object, ...]]:
-        """The error's life as runs of consecutive snapshots where it is raised at the same
-        places, each with the digests of its first and last snapshot; a run that reaches the
-        newest snapshot ends in "newest", so a release that extends it changes nothing here.
-        `occurrences` are (snapshot id, place...) tuples."""
+        """The error's life as runs of consecutive snapshots where it is raised from the same
+        code (`occurrences`: (snapshot id, place...) tuples), each with the digests of its first
+        and last snapshot; a run that reaches the newest snapshot ends in "newest", so a release
+        that extends it changes nothing here."""
         at: dict[int, list[tuple[Any, ...]]] = {}
         for o in occurrences:
             at.setdefault(self.position[o[0]], []).append(o[1:])
@@ -144,10 +146,9 @@ def stable_inputs(
     timeline: Timeline,
     variant: str,
 ) -> str:
-    """`own_inputs` without the reach of the newest run of releases (see the module docstring)."""
-    occs = [
-        (o.snapshot_id, o.path, o.line, o.end_line, o.qualname, o.body_hash) for o in occurrences
-    ]
+    """`own_inputs` without the reach of the newest run of releases and without line numbers
+    (see the module docstring)."""
+    occs = [(o.snapshot_id, o.path, o.qualname, o.body_hash) for o in occurrences]
     first = min((timeline.position[o[0]] for o in occs), default=0)
     before = timeline.digests[first - 1] if first > 0 else None
     fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
@@ -169,21 +170,37 @@ def _pairs(message: str) -> list[tuple[str, ...]]:
     return list(combinations(words, 2)) or [(w,) for w in words]
 
 
-def neighbours_of_new(candidates: dict[str, str], new_messages: Iterable[str]) -> set[str]:
-    """Of `candidates` (id: message), those whose similar-message query a new message answers."""
-    holders: dict[str, set[int]] = {}
-    for n, message in enumerate(new_messages):
-        for term in set(terms(message)):
-            holders.setdefault(term, set()).add(n)
-    if not holders:
+def neighbours_of_new(
+    candidates: dict[str, str], messages: dict[str, str], new: set[str]
+) -> set[str]:
+    """Of `candidates` (id: message), those whose similar errors a new error (an id in `new`;
+    `messages` holds every error's) may change.
+
+    Mirrors `related._text_candidates`: the errors whose messages hold a pair of the doc's
+    distinctive words are ranked by the index, the first `MAX_TEXT_CANDIDATES` of them kept,
+    and those at least `SIMILAR` alike listed. A new error that answers the query changes the
+    list when it is alike enough, or when the query had more answers than are kept (the new
+    one may push another out)."""
+    if not new:
         return set()
+    ids = list(messages)
+    holders: dict[str, set[int]] = {}
+    for n, error_id in enumerate(ids):
+        for term in set(terms(messages[error_id])):
+            holders.setdefault(term, set()).add(n)
+    fresh = {n for n, error_id in enumerate(ids) if error_id in new}
     out = set()
     for error_id, message in candidates.items():
+        answers: set[int] = set()
         for pair in _pairs(message):
             found = holders.get(pair[0], set())
             for word in pair[1:]:
                 found = found & holders.get(word, set())
-            if found:
-                out.add(error_id)
-                break
+            answers |= found
+        arrived = answers & fresh
+        if arrived and (
+            len(answers) > MAX_TEXT_CANDIDATES + 1  # itself among them
+            or any(similarity(message, messages[ids[n]]) >= SIMILAR for n in arrived)
+        ):
+            out.add(error_id)
     return out

@@ -105,12 +105,10 @@ def plan_docs(session: DbSession, variant: str, *, force: bool = False) -> DocPl
     checked = int(meta_value(session, CHECKED) or 0)
     new = [i for i in own if i not in stored or first[i] > checked]
     plan = DocPlan(own, rebuild, keep, drop, titles, newest, 0, first, stable, later, restable)
-    if (keep or later) and new:  # a new error may join their similar errors: now, not later
+    if keep and new:  # a new error may join the similar errors of a doc that held
         messages = {e.id: e.message for e in error_rows(session)}
-        held = {i: messages[i] for i in keep + later}
-        moved = neighbours_of_new(held, [messages[i] for i in new])
+        moved = neighbours_of_new({i: messages[i] for i in keep}, messages, set(new))
         plan.keep = [i for i in keep if i not in moved]
-        plan.later = [i for i in later if i not in moved]
         plan.rebuild = sorted(rebuild + list(moved))
         plan.new_neighbours = len(moved)
     return plan
