@@ -6,7 +6,7 @@ copy of it:
 - the newest release is ingested (archive already downloaded) and the entry documents whose
   content changed are rebuilt, as `errkb ingest` does; its time and the documents rebuilt are
   the figure (goal <= 15 s, and only the changed entries). The documents out of date only by
-  one more version in their lists are left to their first request and to `errkb docs`: the
+  versions and shifted lines are left to their first request and to `errkb docs`: the
   time of that catch-up is printed beside it;
 - the same release is ingested again and the documents built again (goal: nothing rebuilt,
   <= 3 s);
@@ -88,7 +88,7 @@ def ingest(url: str, version: str, cache: Path) -> float:
 
 def docs(url: str, *, force: bool = False, defer: bool = False) -> Materialized:
     """Build the entry documents (those that changed; all with `force`; with `defer`, not
-    those only one version longer)."""
+    those only out of date by versions and lines)."""
     return materialize_entries(Settings(database_url=url), force=force, defer=defer)
 
 
@@ -172,7 +172,8 @@ def main() -> None:
             print(
                 f"round {n}: {newest} added in {added[-1]:.1f} s (ingest {ingested:.1f} s, "
                 f"{rebuilt[-1]:,} of {total:,} docs rebuilt in {built.seconds:.1f} s, "
-                f"{built.deferred:,} one version longer left, then built in {later.seconds:.1f} s"
+                f"{built.deferred:,} left (versions and lines only), built later in "
+                f"{later.seconds:.1f} s"
                 f"); again {again[-1]:.1f} s ({again_rebuilt[-1]} rebuilt)",
                 file=sys.stderr,
             )
@@ -186,7 +187,7 @@ def main() -> None:
         f"(range {min(rebuilt)}-{max(rebuilt)})"
     )
     print(
-        f"  left for their first request or `errkb docs` (only one version longer): "
+        f"  left for their first request or `errkb docs` (only versions and lines moved): "
         f"{statistics.median(deferred):,.0f}, then built in {_spread(catch_up)}"
     )
     print(

@@ -85,8 +85,8 @@ class EntryDoc(Base):
     # of the related errors it names, comma-separated: a build skips a doc whose inputs held.
     inputs: Mapped[str | None] = mapped_column(String(64))
     related: Mapped[str | None] = mapped_column(Text)
-    # The same hash without how far the error's newest run of releases reaches: when only that
-    # moved, the doc is out of date by its version lists alone, and may be rebuilt later.
+    # The same hash without line numbers and how far the error's newest run of releases
+    # reaches: when only those moved, the doc may be rebuilt later (it is not served meanwhile).
     stable: Mapped[str | None] = mapped_column(String(64))
 
 

@@ -13,7 +13,7 @@ def materialize_with_progress(
     settings: Settings, console: Console, *, force: bool = False, defer: bool = False
 ) -> Materialized:
     """Build the entry docs under a progress bar, then say what it cost in one sentence
-    (`defer`: leave those out of date only by their version lists, see `materialize_entries`)."""
+    (`defer`: leave those out of date only by versions and lines, see `materialize_entries`)."""
     with counting(console, "entry documents") as advance:
         done = materialize_entries(
             settings, processes=settings.workers, force=force, defer=defer, progress=advance
@@ -48,7 +48,8 @@ def sentence(done: Materialized) -> str:
     )
     if done.deferred:
         text += (
-            f" {_entries(done.deferred)} changed only by the new release in their version lists:"
+            f" {_entries(done.deferred)} changed only by the new release in their version lists"
+            " and line numbers:"
             " each is built when first read, or by `errkb docs` (which `errkb serve` starts in"
             " the background)."
         )

@@ -5,9 +5,10 @@ An entry is derived by the read side (about ten queries and the knowledge deriva
 changes the content of the entries it adds, moves or drops, not the whole history), in worker
 processes, and storing each compressed in `entry_docs` with the content key it was built under
 and the hashes of its inputs. The docs whose inputs held are made current under the new key at
-once. The docs out of date only because the new release raises their error as the one before
-did (one more version in their lists) are left, with `defer`, to their first request and to
-`errkb docs` (which `errkb serve` starts in the background when docs are out of date).
+once. The docs out of date only because the new release raises their error from the same code
+as the one before did (one more version in their lists, perhaps shifted lines) are left, with
+`defer`, to their first request and to `errkb docs` (which `errkb serve` starts in the
+background when docs are out of date).
 
 A server answers a first request for an entry from its row when the row's key is the current
 one, and otherwise builds the entry and stores it (`served_entry_json`): a doc is never served
@@ -144,7 +145,7 @@ class Materialized:
     abandoned: int = 0  # chunks not written: an ingest committed while they were built
     kept: int = 0  # docs whose inputs held: made current without a build
     dropped: int = 0  # docs of errors that lost their entry
-    deferred: int = 0  # docs out of date only by their version lists, left for later
+    deferred: int = 0  # docs out of date only by their versions and lines, left for later
 
 
 class _DocPacker:
