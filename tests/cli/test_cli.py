@@ -153,3 +153,10 @@ def test_the_entry_docs_sentence_groups_thousands() -> None:
     assert sentence(Materialized(0, 0, 0, 0.1, skipped=True, kept=9573)) == (
         "Entry documents are current: none changed (9,573 entries kept)."
     )
+    left = sentence(Materialized(12, 10_000, 100_000, 0.5, kept=3, deferred=2500))
+    assert left == (
+        "Built 12 entries for fast reads in 0.5 s (0.0 MB stored, 0.1 MB of JSON); 3 entries "
+        "unchanged. 2,500 entries changed only by the new release in their version lists and "
+        "line numbers: each is built when first read, or by `errkb docs` (which `errkb serve` "
+        "starts in the background)."
+    )
