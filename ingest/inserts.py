@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Connection, Table, select
@@ -52,11 +52,16 @@ def insert_plain(
 
 
 def insert_bodies(
-    conn: Connection, table: Table, columns: Sequence[str], bodies: dict[str, tuple[Any, ...]]
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    bodies: dict[str, tuple[Any, ...]],
+    finish: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None,
 ) -> None:
     """Add the content-addressed rows (site or flag bodies, keyed by `hash`) not stored yet:
     most of a snapshot's are known from earlier ones, so their hashes are looked up first
-    rather than their content sent again to be ignored."""
+    rather than their content sent again to be ignored. `finish` completes each row to add
+    (the costly part of a row, done only for those)."""
     wanted = sorted(bodies)
     known: set[str] = set()
     for chunk in batches(wanted):
@@ -65,6 +70,6 @@ def insert_bodies(
         conn,
         table,
         columns,
-        [bodies[h] for h in wanted if h not in known],
+        [finish(bodies[h]) if finish else bodies[h] for h in wanted if h not in known],
         keep=("hash",),  # a concurrent ingest may have added it meanwhile
     )

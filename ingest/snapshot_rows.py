@@ -194,7 +194,8 @@ def body_hash(prepared: Prepared, flags_json: str) -> str:
 def site_rows(
     snapshot_id: int, site: Site, prepared: Prepared, involved: list[FlagLink]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The occurrences row (`OCCURRENCE_COLUMNS` order) and the body row (`BODY_COLUMNS`)."""
+    """The occurrences row (`OCCURRENCE_COLUMNS` order) and the body row (`BODY_COLUMNS`),
+    whose code is packed by `packed_body` only if the body is not stored yet (most are)."""
     error, conditions, snippet, _ = prepared
     flags = json_text([link.to_json() for link in involved])
     body = body_hash(prepared, flags)
@@ -212,11 +213,16 @@ def site_rows(
         (
             body,
             site.end_line - site.line,
-            packed_code(conditions, snippet),
+            (conditions, snippet),
             flags,
             site.raise_source,
         ),
     )
+
+
+def packed_body(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A body row of `site_rows` as stored: its code packed."""
+    return (*row[:2], packed_code(*row[2]), *row[3:])
 
 
 def flag_rows(snapshot_id: int, flag: FlagDef) -> tuple[tuple[Any, ...], tuple[Any, ...]]:

@@ -35,6 +35,7 @@ from errkb.ingest.snapshot_rows import (
     Prepared,
     error_row,
     flag_rows,
+    packed_body,
     prepare_site,
     site_rows,
 )
@@ -159,6 +160,7 @@ def _write_sites(
         SiteBody.__table__,  # type: ignore[arg-type]
         BODY_COLUMNS,
         {body[0]: body for _, body in pairs},
+        finish=packed_body,
     )
     insert_plain(
         conn,
