@@ -80,8 +80,10 @@ class Settings(BaseSettings):
     )
     # Entries built in bulk after each `errkb ingest`, so a first read is one row, not a build.
     materialize_entries: bool = True
-    # `errkb serve` builds missing entry docs in a background process (see cli/serve_docs.py).
+    # `errkb serve` builds missing entry docs in a background process (see cli/serve_docs.py),
+    # and looks this often whether an ingest beside it left some out of date.
     serve_builds_docs: bool = True
+    serve_docs_check_seconds: float = Field(default=30.0, gt=0)
     access_log: bool = Field(default=True, description="log one line per request (uvicorn's)")
     llm_url: str = ""
     llm_model: str = ""

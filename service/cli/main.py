@@ -19,7 +19,7 @@ from errkb.service.cli.explain import explain
 from errkb.service.cli.export import export_site
 from errkb.service.cli.ingest import ingest
 from errkb.service.cli.match import match
-from errkb.service.cli.serve_docs import start_doc_builder, stop_doc_builder
+from errkb.service.cli.serve_docs import DocKeeper
 from errkb.service.cli.serve_ingest import PinIngest
 from errkb.service.cli.show import show
 from errkb.service.cli.status import status
@@ -119,10 +119,11 @@ def serve(
     processes = workers or settings.serve_workers
     console = Console(stderr=True, soft_wrap=True)
     background: PinIngest | None = None
+    keeper = DocKeeper(settings, console, paused=lambda: bool(background and background.running))
     if ingest:
-        background = PinIngest(console, lambda: start_doc_builder(settings, console))
+        background = PinIngest(console, keeper.wake)
         background.start()
-    builder = None if ingest else start_doc_builder(settings, console)
+    keeper.start()
     try:
         if processes > 1:
             # Each process builds its own app from the environment's settings, on its own socket.
@@ -140,7 +141,7 @@ def serve(
 
         uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
     finally:
-        stop_doc_builder(builder)
+        keeper.stop()
         if background is not None:
             background.stop()
 

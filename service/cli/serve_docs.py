@@ -1,22 +1,29 @@
-"""Entry documents built behind a starting server, so a first run serves at once.
+"""Entry documents built behind a running server, so a first run and a new release serve at once.
 
-`make run` ingests without building the documents and starts `errkb serve` right away: each
-entry asked for is built on its first request and stored. When documents are missing or out of
-date, the server also starts `errkb docs --lines` in a process of its own (at lower priority:
-requests come first), which builds the rest and prints its progress as lines among the server's
-log; the process ends with the server.
+`make run` ingests without building the documents and starts `errkb serve` right away, and an
+`errkb ingest` of a new release beside a running server leaves the documents that the release
+only lengthened: each entry asked for is built on its first request and stored. When documents
+are missing or out of date, the server also starts `errkb docs --lines` in a process of its own
+(at lower priority: requests come first), which builds the rest and prints its progress as lines
+among the server's log. `DocKeeper` looks at start-up and then every
+`ERRKB_SERVE_DOCS_CHECK_SECONDS`; the process ends with the server.
 """
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 
 from rich.console import Console
 
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.settings import Settings
 from errkb.service.status.state import docs_status
+
+log = logging.getLogger("errkb.docs")
 
 
 def start_doc_builder(settings: Settings, console: Console) -> subprocess.Popen[bytes] | None:
@@ -49,3 +56,45 @@ def stop_doc_builder(process: subprocess.Popen[bytes] | None) -> None:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+class DocKeeper:
+    """Starts the background build whenever documents are out of date and none runs: at once,
+    then every `settings.serve_docs_check_seconds`, and when woken (an ingest beside it ended).
+    `paused()` true holds it back (the server's own pin ingest is still committing releases)."""
+
+    def __init__(
+        self, settings: Settings, console: Console, paused: Callable[[], bool] = lambda: False
+    ) -> None:
+        self.settings = settings
+        self.console = console
+        self.paused = paused
+        self.process: subprocess.Popen[bytes] | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="doc-keeper", daemon=True)
+
+    def start(self) -> None:
+        """Look now, then keep looking in a thread of its own (not if docs are not built)."""
+        if self.settings.serve_builds_docs:
+            self._thread.start()
+
+    def wake(self) -> None:
+        """Look again now."""
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            if not self.paused() and (self.process is None or self.process.poll() is not None):
+                try:
+                    self.process = start_doc_builder(self.settings, self.console)
+                except Exception:  # noqa: BLE001 - a database hiccup: look again next time
+                    log.warning("could not check the entry documents", exc_info=True)
+            self._wake.wait(self.settings.serve_docs_check_seconds)
+            self._wake.clear()
+
+    def stop(self) -> None:
+        """End the keeper and its build (what it stored so far stays)."""
+        self._stopping.set()
+        self._wake.set()
+        stop_doc_builder(self.process)

@@ -7,7 +7,7 @@ process of its own. Each release is committed whole as soon as it is parsed, and
 server sees it at its next request (its caches follow the knowledge base's content key), so the
 first entry is served once the first release is stored. The ingest's lines are printed among
 the server's log, each prefixed with "ingest:"; once it ends, the entry documents it left
-missing are built in the background (see `serve_docs`). Stopping the server stops both.
+missing are built in the background (`serve_docs.DocKeeper`). Stopping the server stops both.
 """
 
 from __future__ import annotations
@@ -24,17 +24,14 @@ from rich.markup import escape
 from errkb.service.cli.progress_view import stamp
 from errkb.service.cli.serve_docs import stop_doc_builder
 
-Started = Callable[[], subprocess.Popen[bytes] | None]
-
 
 class PinIngest:
-    """`errkb ingest` of the pins in a child process, then `then()` (the doc builder) after it."""
+    """`errkb ingest` of the pins in a child process, then `then()` (wake the doc keeper)."""
 
-    def __init__(self, console: Console, then: Started) -> None:
+    def __init__(self, console: Console, then: Callable[[], None]) -> None:
         self.console = console
         self.then = then
         self.child: subprocess.Popen[bytes] | None = None
-        self.after: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pin-ingest", daemon=True)
 
@@ -70,10 +67,14 @@ class PinIngest:
                 "with what was stored.",
                 highlight=False,
             )
-        self.after = self.then()
+        self.then()
+
+    @property
+    def running(self) -> bool:
+        """The ingest has started and not ended."""
+        return self.child is not None and self.child.poll() is None
 
     def stop(self) -> None:
-        """End the ingest and what followed it (what was committed stays)."""
+        """End the ingest (what was committed stays)."""
         self._stopping.set()
-        for process in (self.child, self.after):
-            stop_doc_builder(process)  # the same end for any child: terminate, then kill
+        stop_doc_builder(self.child)  # the same end as for any child: terminate, then kill

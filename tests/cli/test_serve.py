@@ -207,3 +207,41 @@ def test_a_server_reading_entry_docs_shows_the_next_ingest_at_once(
     assert before.json()["title"] == MARKER and before.json()["snapshot"] == "v2"
     assert after.json()["snapshot"] == "v3" and after.json()["title"] != MARKER
     assert "v3" in page_after.text and MARKER not in page_after.text
+
+
+def _docs_current(url: str) -> tuple[int, int]:
+    from errkb.core.db import make_engine, session_factory
+    from errkb.service.status.state import docs_status
+
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as session:
+            state = docs_status(session)
+    finally:
+        engine.dispose()
+    return state.current, state.entries
+
+
+def test_a_running_server_builds_the_docs_an_ingest_beside_it_left(
+    db_url: str, tmp_path: Path
+) -> None:
+    """`errkb ingest` of a new release beside a running server leaves docs out of date (those
+    the release only lengthened); the server notices at its next look and builds them."""
+    from errkb.core.settings import Settings
+    from errkb.service.entries.docs import materialize_entries
+
+    ingest_pages_repo(db_url, tmp_path, versions=(1, 2))
+    materialize_entries(Settings(database_url=db_url), processes=1)
+    port = _free_port()
+    proc = _serve(db_url, port, ERRKB_SERVE_DOCS_CHECK_SECONDS="0.5", ERRKB_WORKERS="1")
+    try:
+        _wait_healthy(port, proc)
+        ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))  # no docs built
+        current, entries = _docs_current(db_url)
+        assert current < entries  # v3 left docs out of date
+        deadline = time.monotonic() + 120
+        while _docs_current(db_url)[0] < entries and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _docs_current(db_url) == (entries, entries)
+    finally:
+        _stop(proc)
