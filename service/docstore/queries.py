@@ -171,6 +171,13 @@ def set_stable(session: Session, hashes: dict[str, str]) -> None:
         session.execute(update(EntryDoc), [{"error_id": i, "stable": h} for i, h in hashes.items()])
 
 
+def forget_inputs(session: Session, ids: list[str]) -> None:
+    """Docs that must be built again before they are served, whatever a later plan finds."""
+    for start in range(0, len(ids), 1000):
+        part = ids[start : start + 1000]
+        session.execute(update(EntryDoc).where(EntryDoc.error_id.in_(part)).values(inputs=None))
+
+
 def drop_docs_of(session: Session, ids: list[str]) -> None:
     """Delete the docs of these errors (they have no entry any more)."""
     for start in range(0, len(ids), 1000):

@@ -48,6 +48,7 @@ from errkb.service.docstore.queries import (
     doc_count,
     drop_docs_of,
     error_titles,
+    forget_inputs,
     meta_value,
     newest_dictionary,
     rekey_current,
@@ -215,6 +216,7 @@ def materialize_entries(
             plan = plan_docs(session, variant, force=force)
             rekey_current(session, plan.keep, key)  # served again at once
             set_stable(session, plan.restable)
+            forget_inputs(session, plan.unheld)
             session.commit()
             trained = None if force else _stored_dictionary(session)
         deferred = len(plan.later) if defer else 0

@@ -225,10 +225,10 @@ def test_a_deferring_build_leaves_only_the_docs_one_version_longer(
     assert _build(db_url) == set()  # kept, and their stable hash filled in
 
     # v3 raises the width and height errors as v2 did: their docs only gain a version. The new
-    # error and the doc whose similar errors it joins are built now; the queue's doc, gone
-    # since v2, stays current.
+    # error is built now; the doc whose similar errors it joins is out of date, for later; the
+    # queue's doc, gone since v2, stays current.
     _ingest(db_url, tmp_path, 3)
-    assert _build_deferring(db_url) == ({NEW_CHECK, OLD_CHECK}, {WIDTH, HEIGHT})
+    assert _build_deferring(db_url) == ({NEW_CHECK}, {WIDTH, HEIGHT, OLD_CHECK})
     engine = make_engine(db_url)
     with session_factory(engine)() as session:  # a deferred doc is built on its request
         key = kb_key(engine)
@@ -236,7 +236,8 @@ def test_a_deferring_build_leaves_only_the_docs_one_version_longer(
         assert served == entry_json(session, WIDTH, Settings(database_url=db_url))
         assert session.get(EntryDoc, WIDTH).content_key == key  # and stored
     engine.dispose()
-    assert _build(db_url) == {HEIGHT}  # what a later full build (`errkb docs`) has left
+    assert _build(db_url) == {HEIGHT, OLD_CHECK}  # what a full build (`errkb docs`) has left
+    assert NEW_CHECK in _related_of(db_url)[OLD_CHECK]
 
     # v4 moves the new check down a line: that doc's content changed, the others only gained
     # a version.
