@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from html_check import heading_problems
-from linkcheck import check_site
+from linkcheck import check_site, site_facts
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 from sqlalchemy import func, select
 
@@ -54,16 +54,20 @@ def test_small_export_is_complete_linked_and_escaped(
     assert stats.errors == len(ids)
     assert {p.stem for p in (site / "errors").glob("*.html")} == ids
     assert {p.stem for p in (site / "errors").glob("*.json")} == ids
-    report, facts = check_site(site)
+    report, links = check_site(site)
     assert report.broken == []
     assert report.internal > 10 * len(ids)
     locs = _sitemap_locs(site)
     assert all(loc.startswith("https://docs.example.org/kb/") for loc in locs)
     assert {f"https://docs.example.org/kb/errors/{i}.html" for i in ids} <= set(locs)
-    assert len(locs) == len(facts)  # every page is in the sitemap, nothing else
+    facts = site_facts(site)
+    assert len(locs) == len(facts) == report.pages  # every page is in the sitemap, nothing else
     for rel, page in facts.items():
         assert page.inline_scripts == 0 and page.inline_handlers == [], rel
         assert heading_problems(page) == [], rel
+        # The link check's fast reading sees every link the standard parser sees, and its ids.
+        assert set(page.links + page.srcs) <= set(links[rel].links), rel
+        assert links[rel].ids == page.ids, rel
 
     xss_id = next(i for i in ids if XSS_MESSAGE in (site / "errors" / f"{i}.json").read_text())
     html = (site / "errors" / f"{xss_id}.html").read_text()
@@ -78,6 +82,27 @@ def test_small_export_is_complete_linked_and_escaped(
     assert facts["errors/" + xss_id + ".html"].canonical == (
         f"https://docs.example.org/kb/errors/{xss_id}.html"
     )
+
+
+def test_link_check_finds_what_is_broken(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.html").write_text('<p id="top"><a href="../b.html#here">b</a></p>')
+    (tmp_path / "b.html").write_text(
+        '<h1 id="here">b</h1><!-- <a href="gone.html"> -->'
+        "<a href=\"a/x.html#top\">ok</a> <a href='a/x.html#nope'>no such id</a>"
+        '<img alt="" src=missing.png><a href="../outside.html">outside</a><a href="/b.html">'
+        '<a title=\'href="gone.html"\' href="https://example.org/">external</a>'
+        '<a href="a/x.html?q=1&amp;r=2">ok</a><script>let s = "<a href=\'gone.html\'>";</script>'
+    )
+    report, links = check_site(tmp_path)
+    assert sorted(report.broken) == [
+        ("b.html", "../outside.html"),
+        ("b.html", "/b.html"),
+        ("b.html", "a/x.html#nope"),
+        ("b.html", "missing.png"),
+    ]
+    assert (report.pages, report.internal, report.external) == (2, 7, 1)
+    assert links["b.html"].links[-1] == "a/x.html?q=1&r=2"
 
 
 @pytest.mark.sglang
@@ -106,7 +131,7 @@ def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
     assert {p.stem for p in (site / "errors").glob("*.html")} == ids
     locs = _sitemap_locs(site)
     assert {f"https://errors.example.org/errors/{i}.html" for i in ids} <= set(locs)
-    report, facts = check_site(site)
+    report, _ = check_site(site)
     print(
         f"link check: {report.pages} pages, {report.internal} internal links, "
         f"{report.external} external, {len(report.broken)} broken"
