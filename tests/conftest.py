@@ -166,6 +166,15 @@ def sglang_kb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="session")
+def sglang_kb_docs_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The same knowledge base with every entry doc stored (no public URL), as after
+    `errkb ingest`; cached until the ingest or the knowledge code changes (a private copy)."""
+    from kbcache import copy_kb
+
+    return copy_kb(tmp_path_factory.mktemp("kb") / "sglang-docs.sqlite3", docs=True)
+
+
+@pytest.fixture(scope="session")
 def sglang_kb_pg_url(sglang_kb_url: str) -> Iterator[str]:
     """The same knowledge base on PostgreSQL, ingested per run (its file cache seeded first)."""
     from kbcache import copy_file_cache, ingest_pinned_releases

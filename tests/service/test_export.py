@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error
+from errkb.service.entries.build import build_entry
 from errkb.service.pages import export_entries
 from errkb.service.pages.export import export_site
 
@@ -106,10 +107,11 @@ def test_link_check_finds_what_is_broken(tmp_path: Path) -> None:
 
 
 @pytest.mark.sglang
-def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
-    """The real command on the real knowledge base: every error gets a page; links all resolve."""
+def test_sglang_export_via_cli(sglang_kb_docs_url: str, tmp_path: Path) -> None:
+    """The real command on the real knowledge base, its entry docs stored as `errkb ingest`
+    leaves them: every error gets a page, each as built now; links all resolve."""
     site = tmp_path / "site"
-    env = {**os.environ, "ERRKB_DATABASE_URL": sglang_kb_url, "ERRKB_PUBLIC_URL": ""}
+    env = {**os.environ, "ERRKB_DATABASE_URL": sglang_kb_docs_url, "ERRKB_PUBLIC_URL": ""}
     done = subprocess.run(
         [
             str(Path(sys.executable).parent / "errkb"),
@@ -126,7 +128,7 @@ def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     print(done.stdout.strip())
-    ids = _error_ids(sglang_kb_url)
+    ids = _error_ids(sglang_kb_docs_url)
     assert len(ids) > 5000
     assert {p.stem for p in (site / "errors").glob("*.html")} == ids
     locs = _sitemap_locs(site)
@@ -138,7 +140,10 @@ def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
     )
     assert report.broken == []
     assert len(locs) == report.pages
-    engine = make_engine(sglang_kb_url)
+    engine = make_engine(sglang_kb_docs_url)
     with session_factory(engine)() as s:
         assert s.execute(select(func.count()).select_from(Error)).scalar_one() == len(ids)
+        for error_id in sorted(ids)[:: len(ids) // 40]:  # stored docs are the entries built now
+            built = build_entry(s, error_id).model_dump_json(indent=1)
+            assert (site / "errors" / f"{error_id}.json").read_text() == built, error_id
     engine.dispose()
