@@ -48,6 +48,15 @@ def extraction_digest() -> str:
     return _digest(files)
 
 
+def docs_digest() -> str:
+    """A hash of the code that builds and stores entry docs (the knowledge code, the entry
+    schema and its builders, the doc store), beyond what `code_digest` covers."""
+    files = []
+    for folder in ("knowledge", "service/entries", "service/docstore"):
+        files += sorted((ROOT / folder).rglob("*.py"))
+    return _digest(files)
+
+
 def ingest_release(job: Job, spec: str, cache_dir: Path, repo: str | None = None) -> None:
     """Ingest one PyPI release (`name==version`) by the pipeline, as `errkb ingest --pypi` does;
     the tests' and the benches' knowledge bases are all built by this."""
@@ -107,6 +116,34 @@ def sglang_kb_file() -> Path:
     return target
 
 
+def sglang_kb_docs_file() -> Path:
+    """The cached knowledge base with every entry doc stored as `errkb ingest` stores them with
+    no public URL, built if missing. It is keyed by `docs_digest` too: a change to the code that
+    derives the docs builds them all again."""
+    from errkb.core.settings import Settings
+    from errkb.service.entries.docs import materialize_entries
+
+    kb = sglang_kb_file()
+    target = CACHE / f"docs-{kb.stem.removeprefix('kb-')}-k{docs_digest()}.sqlite3"
+    with open(CACHE / "kb.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            for stale in CACHE.glob("docs-*.building-*"):
+                stale.unlink()  # left by a build that was killed (this one holds the lock)
+            partial = target.with_suffix(f".building-{os.getpid()}")
+            shutil.copyfile(kb, partial)
+            url = f"sqlite:///{partial}"
+            materialize_entries(Settings(database_url=url, public_url="", llm_model=""))
+            engine = make_engine(url)
+            with engine.connect() as conn:
+                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+            engine.dispose()
+            os.replace(partial, target)
+            for old in sorted(CACHE.glob("docs-*.sqlite3"), key=os.path.getmtime)[:-2]:
+                old.unlink(missing_ok=True)
+    return target
+
+
 def releases_kb_file(versions: tuple[str, ...]) -> Path:
     """A cached SQLite knowledge base of exactly these releases, built if missing."""
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -125,9 +162,10 @@ def releases_kb_file(versions: tuple[str, ...]) -> Path:
     return target
 
 
-def copy_kb(dest: Path) -> str:
-    """A private copy of the cached knowledge base; returns its SQLAlchemy URL."""
-    shutil.copyfile(sglang_kb_file(), dest)
+def copy_kb(dest: Path, *, docs: bool = False) -> str:
+    """A private copy of the cached knowledge base (`docs`: with its entry docs stored); returns
+    its SQLAlchemy URL."""
+    shutil.copyfile(sglang_kb_docs_file() if docs else sglang_kb_file(), dest)
     return f"sqlite:///{dest}"
 
 

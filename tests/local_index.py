@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 import tarfile
 import threading
 import time
@@ -21,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -102,6 +104,15 @@ class LocalIndex:
         return 404, "text/plain", b"not found"
 
 
+class _Server(ThreadingHTTPServer):
+    """The index's HTTP server, quiet when a client hangs up first (a test's timeout does): the
+    traceback socketserver prints would land in the output of an in-process CLI run."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def serving(index: LocalIndex) -> Iterator[LocalIndex]:
     """Serve the index on a free loopback port for the duration of the block."""
@@ -120,9 +131,10 @@ def serving(index: LocalIndex) -> Iterator[LocalIndex]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Server(("127.0.0.1", 0), Handler)
     index.url = f"http://127.0.0.1:{server.server_address[1]}/pypi"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the next poll: 0.5 s by default, paid by every test that uses it
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield index

@@ -27,6 +27,7 @@ __all__ = [
     "ai_explanation",
     "entry",
     "entry_json",
+    "relative_entry",
     "stored_entry",
     "stored_entry_json",
     "stored_json_now",
@@ -86,6 +87,15 @@ def entry(
         if parsed is not None:  # None: a doc an older errkb built in another shape
             return parsed
     return build_entry(session, error_id, snapshot=snapshot, settings=settings)
+
+
+def relative_entry(session: DbSession, error_id: str, *, key: str) -> Entry:
+    """The default view with relative links and any model's AI prose, as the static export
+    writes it: its stored doc when one is current under `key`, else built now (and not stored:
+    an export only reads). The doc is the one a server with no public URL serves."""
+    stored = stored_entry_json(session, error_id, key, settings_variant(None))
+    parsed = stored_entry(stored) if stored is not None else None
+    return parsed if parsed is not None else build_entry(session, error_id)
 
 
 def stored_entry(stored: bytes) -> Entry | None:

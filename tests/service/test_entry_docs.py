@@ -26,6 +26,7 @@ from errkb.service.docstore import workers as doc_workers
 from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
 from errkb.service.entries.queries import entry_error_ids
+from errkb.service.pages.export import export_site
 from errkb.service.queries import kb_key
 
 
@@ -177,6 +178,26 @@ def test_a_doc_of_other_settings_or_a_missing_one_is_built_on_demand(
     engine.dispose()
     (rebuilt,) = _gets(db_url, [f"/api/errors/{mamba}"])
     assert rebuilt.json() == expected
+
+
+def test_the_export_writes_the_current_doc_and_builds_a_stale_one(
+    db_url: str, tmp_path: Path
+) -> None:
+    ingest_pages_repo(db_url, tmp_path)
+    materialize_entries(_settings(db_url), processes=1)  # no public URL: the export's links
+    mamba = literal_id(MAMBA_MESSAGE)
+    plant_marker(db_url, mamba)
+    engine = make_engine(db_url)
+    for site in (tmp_path / "site", tmp_path / "after"):
+        with session_factory(engine)() as session:
+            export_site(session, site, workers=1)
+        ingest_pages_repo(db_url, tmp_path / "next", versions=(3,))  # the doc is stale now
+    engine.dispose()
+    exported = json.loads((tmp_path / "site" / "errors" / f"{mamba}.json").read_text())
+    assert exported["title"] == MARKER  # read from the doc, not built
+    rebuilt = json.loads((tmp_path / "after" / "errors" / f"{mamba}.json").read_text())
+    assert rebuilt["title"] != MARKER and rebuilt["snapshot"] == "v3"
+    assert MARKER not in (tmp_path / "after" / "errors" / f"{mamba}.html").read_text()
 
 
 def test_chunks_built_while_an_ingest_commits_are_not_written(

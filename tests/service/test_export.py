@@ -11,12 +11,13 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from html_check import heading_problems
-from linkcheck import check_site
+from linkcheck import check_site, site_facts
 from pages_repo import XSS_MESSAGE, ingest_pages_repo
 from sqlalchemy import func, select
 
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error
+from errkb.service.entries.build import build_entry
 from errkb.service.pages import export_entries
 from errkb.service.pages.export import export_site
 
@@ -54,16 +55,20 @@ def test_small_export_is_complete_linked_and_escaped(
     assert stats.errors == len(ids)
     assert {p.stem for p in (site / "errors").glob("*.html")} == ids
     assert {p.stem for p in (site / "errors").glob("*.json")} == ids
-    report, facts = check_site(site)
+    report, links = check_site(site)
     assert report.broken == []
     assert report.internal > 10 * len(ids)
     locs = _sitemap_locs(site)
     assert all(loc.startswith("https://docs.example.org/kb/") for loc in locs)
     assert {f"https://docs.example.org/kb/errors/{i}.html" for i in ids} <= set(locs)
-    assert len(locs) == len(facts)  # every page is in the sitemap, nothing else
+    facts = site_facts(site)
+    assert len(locs) == len(facts) == report.pages  # every page is in the sitemap, nothing else
     for rel, page in facts.items():
         assert page.inline_scripts == 0 and page.inline_handlers == [], rel
         assert heading_problems(page) == [], rel
+        # The link check's fast reading sees every link the standard parser sees, and its ids.
+        assert set(page.links + page.srcs) <= set(links[rel].links), rel
+        assert links[rel].ids == page.ids, rel
 
     xss_id = next(i for i in ids if XSS_MESSAGE in (site / "errors" / f"{i}.json").read_text())
     html = (site / "errors" / f"{xss_id}.html").read_text()
@@ -80,11 +85,33 @@ def test_small_export_is_complete_linked_and_escaped(
     )
 
 
+def test_link_check_finds_what_is_broken(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.html").write_text('<p id="top"><a href="../b.html#here">b</a></p>')
+    (tmp_path / "b.html").write_text(
+        '<h1 id="here">b</h1><!-- <a href="gone.html"> -->'
+        "<a href=\"a/x.html#top\">ok</a> <a href='a/x.html#nope'>no such id</a>"
+        '<img alt="" src=missing.png><a href="../outside.html">outside</a><a href="/b.html">'
+        '<a title=\'href="gone.html"\' href="https://example.org/">external</a>'
+        '<a href="a/x.html?q=1&amp;r=2">ok</a><script>let s = "<a href=\'gone.html\'>";</script>'
+    )
+    report, links = check_site(tmp_path)
+    assert sorted(report.broken) == [
+        ("b.html", "../outside.html"),
+        ("b.html", "/b.html"),
+        ("b.html", "a/x.html#nope"),
+        ("b.html", "missing.png"),
+    ]
+    assert (report.pages, report.internal, report.external) == (2, 7, 1)
+    assert links["b.html"].links[-1] == "a/x.html?q=1&r=2"
+
+
 @pytest.mark.sglang
-def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
-    """The real command on the real knowledge base: every error gets a page; links all resolve."""
+def test_sglang_export_via_cli(sglang_kb_docs_url: str, tmp_path: Path) -> None:
+    """The real command on the real knowledge base, its entry docs stored as `errkb ingest`
+    leaves them: every error gets a page, each as built now; links all resolve."""
     site = tmp_path / "site"
-    env = {**os.environ, "ERRKB_DATABASE_URL": sglang_kb_url, "ERRKB_PUBLIC_URL": ""}
+    env = {**os.environ, "ERRKB_DATABASE_URL": sglang_kb_docs_url, "ERRKB_PUBLIC_URL": ""}
     done = subprocess.run(
         [
             str(Path(sys.executable).parent / "errkb"),
@@ -101,19 +128,22 @@ def test_sglang_export_via_cli(sglang_kb_url: str, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     print(done.stdout.strip())
-    ids = _error_ids(sglang_kb_url)
+    ids = _error_ids(sglang_kb_docs_url)
     assert len(ids) > 5000
     assert {p.stem for p in (site / "errors").glob("*.html")} == ids
     locs = _sitemap_locs(site)
     assert {f"https://errors.example.org/errors/{i}.html" for i in ids} <= set(locs)
-    report, facts = check_site(site)
+    report, _ = check_site(site)
     print(
         f"link check: {report.pages} pages, {report.internal} internal links, "
         f"{report.external} external, {len(report.broken)} broken"
     )
     assert report.broken == []
     assert len(locs) == report.pages
-    engine = make_engine(sglang_kb_url)
+    engine = make_engine(sglang_kb_docs_url)
     with session_factory(engine)() as s:
         assert s.execute(select(func.count()).select_from(Error)).scalar_one() == len(ids)
+        for error_id in sorted(ids)[:: len(ids) // 40]:  # stored docs are the entries built now
+            built = build_entry(s, error_id).model_dump_json(indent=1)
+            assert (site / "errors" / f"{error_id}.json").read_text() == built, error_id
     engine.dispose()

@@ -187,14 +187,14 @@ def _all_pages(session: Session, **kw: str) -> tuple[int, list[str]]:
 
 def test_small_kb_same_results_on_sqlite_and_postgres(tmp_path: Path, pg_url: str) -> None:
     """The same rows give the same hits, in the same order, page by page, on both databases."""
-    from conftest import _truncate
+    from conftest import empty_tables
 
     results = []
     for url in (f"sqlite:///{tmp_path / 'kb.sqlite3'}", pg_url):
         engine = make_engine(url)
         upgrade(engine)
         if url == pg_url:
-            _truncate(engine)
+            empty_tables(engine)
         with session_factory(engine)() as s:
             populate(s)
             results.append([_all_pages(s, q=q) for q in QUERIES + HOSTILE])
