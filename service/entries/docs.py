@@ -11,8 +11,8 @@ as the one before did (one more version in their lists, perhaps shifted lines) a
 background when docs are out of date).
 
 A server answers a first request for an entry from its row when the row's key is the current
-one, and otherwise builds the entry and stores it (`served_entry_json`): a doc is never served
-stale, and a missing one costs one build, once.
+one, and otherwise builds the entry and stores it (`served.served_entry_json`): a doc is never
+served stale, and a missing one costs one build, once.
 
 A chunk is written only if the content key did not move while it was built (generations only
 grow, and each is committed with its data), so a doc never mixes two ingests.
@@ -30,37 +30,33 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from errkb.core.db import engine_from_settings, session_factory
-from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary, unpack_stored
+from errkb.core.dictionaries import drop_dictionaries_except, store_dictionary
 from errkb.core.packed import Packer, Trained, register, train
 from errkb.core.settings import Settings
 from errkb.service.docstore import inputs
 from errkb.service.docstore import workers as doc_workers
 from errkb.service.docstore.inputs import doc_inputs, related_ids
-from errkb.service.docstore.plan import CHECKED, DocPlan, entry_own_inputs, plan_docs
+from errkb.service.docstore.plan import CHECKED, DocPlan, plan_docs
 from errkb.service.docstore.queries import (
     DocRow,
     doc_count,
     drop_docs_of,
-    error_titles,
     forget_inputs,
     meta_value,
     newest_dictionary,
     rekey_current,
     set_meta,
     set_stable,
-    try_write_doc,
     write_built_docs,
 )
 from errkb.service.docstore.workers import Built, built_chunks, chunks
 from errkb.service.entries.build import build_entry
-from errkb.service.entries.queries import doc_body
-from errkb.service.queries import DbSession, kb_key, session_kb_key
+from errkb.service.queries import DbSession, kb_key
 
 log = logging.getLogger("errkb.docs")
 LAST_BUILD = "entry_docs_build"  # meta: what the last build did, as JSON (for `errkb status`)
@@ -82,56 +78,9 @@ def settings_variant(settings: Settings | None) -> str:
     return doc_variant(settings.public_url, settings.llm_model)
 
 
-def stored_entry_json(session: DbSession, error_id: str, key: str, variant: str) -> bytes | None:
-    """The entry's JSON from its doc, if that was built under `key` and `variant`."""
-    body = doc_body(session, error_id, key, variant)
-    return unpack_stored(session, body) if body is not None else None
-
-
 def entry_json(session: DbSession, error_id: str, settings: Settings | None) -> bytes:
     """The entry's JSON as served (its default view), built now."""
     return build_entry(session, error_id, settings=settings).model_dump_json().encode()
-
-
-def served_entry_json(
-    session: DbSession, error_id: str, key: str, settings: Settings | None, *, store: bool = True
-) -> bytes:
-    """The default view's JSON: its doc when current, else built now and stored for next time."""
-    variant = settings_variant(settings)
-    stored = stored_entry_json(session, error_id, key, variant)
-    if stored is not None:
-        return stored
-    entry = build_entry(session, error_id, settings=settings)
-    raw = entry.model_dump_json().encode()
-    related = ",".join(r.id for r in entry.related)
-    if not store:
-        return raw
-    _store_doc(session, (error_id, raw, related), key, variant)
-    return raw
-
-
-_packers = threading.local()  # a Packer per thread and dictionary: they are not shareable
-
-
-def _store_doc(session: DbSession, built: Built, key: str, variant: str) -> None:
-    """Store one doc built on demand, unless an ingest committed while it was built."""
-    if session_kb_key(session) != key:
-        return
-    error_id, raw, related = built
-    ids = related_ids(related)
-    titles = error_titles(session, set(ids))
-    own, stable = entry_own_inputs(session, error_id, variant)
-    inputs, stable = doc_inputs(own, ids, titles), doc_inputs(stable, ids, titles)
-    trained = _stored_dictionary(session)
-    dict_id = trained.id if trained is not None else 0
-    packers: dict[int, Packer] = getattr(_packers, "by_id", None) or {}
-    _packers.by_id = packers
-    if dict_id not in packers:
-        packers[dict_id] = Packer(trained)
-    body = packers[dict_id].pack(raw)
-    refused = try_write_doc(session, key, variant, (error_id, body, inputs, stable, related))
-    if refused is not None:  # served all the same; the next build stores it
-        log.info("entry %s served but not stored: %s", error_id, refused)
 
 
 @dataclass(frozen=True)
@@ -183,7 +132,7 @@ class _DocPacker:
         return [(i, self.packer.pack(raw), rel) for i, raw, rel in rows]
 
 
-def _stored_dictionary(session: DbSession) -> Trained | None:
+def stored_dictionary(session: DbSession) -> Trained | None:
     """The dictionary new docs are packed with, registered for reading, if one is stored."""
     trained = newest_dictionary(session, PURPOSE)
     if trained is not None:
@@ -218,7 +167,7 @@ def materialize_entries(
             set_stable(session, plan.restable)
             forget_inputs(session, plan.unheld)
             session.commit()
-            trained = None if force else _stored_dictionary(session)
+            trained = None if force else stored_dictionary(session)
         deferred = len(plan.later) if defer else 0
         if not defer:
             plan.rebuild = sorted(plan.rebuild + plan.later)

@@ -16,9 +16,10 @@ from errkb.core.packed import dictionary_of, is_known, unpack
 from errkb.core.settings import Settings
 from errkb.service.entries.ai import enrich
 from errkb.service.entries.build import build_entry
-from errkb.service.entries.docs import served_entry_json, settings_variant
+from errkb.service.entries.docs import settings_variant
 from errkb.service.entries.queries import doc_body, doc_body_direct
 from errkb.service.entries.schemas import AiExplanationOut, Entry
+from errkb.service.entries.served import served_entry_json
 from errkb.service.queries import DbEngine, DbSession
 
 __all__ = [

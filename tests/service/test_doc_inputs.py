@@ -28,6 +28,7 @@ from errkb.service.docstore import inputs as doc_inputs
 from errkb.service.docstore.plan import plan_docs
 from errkb.service.entries import docs
 from errkb.service.entries.docs import entry_json, materialize_entries, settings_variant
+from errkb.service.entries.served import served_entry_json
 from errkb.service.queries import kb_key
 
 REPO = RepoPin(name="acme/tiles", web_url="https://example.org/acme/tiles")
@@ -232,7 +233,7 @@ def test_a_deferring_build_leaves_only_the_docs_one_version_longer(
     engine = make_engine(db_url)
     with session_factory(engine)() as session:  # a deferred doc is built on its request
         key = kb_key(engine)
-        served = docs.served_entry_json(session, WIDTH, key, Settings(database_url=db_url))
+        served = served_entry_json(session, WIDTH, key, Settings(database_url=db_url))
         assert served == entry_json(session, WIDTH, Settings(database_url=db_url))
         assert session.get(EntryDoc, WIDTH).content_key == key  # and stored
     engine.dispose()
