@@ -13,11 +13,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
@@ -25,6 +22,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from errkb.core.errors import ConfigError, SchemaBehind
 from errkb.core.settings import Settings
+
+if TYPE_CHECKING:  # alembic is imported by the functions that migrate: a quarter of a second
+    # that every command paid at start-up, most of them never migrating
+    from alembic.config import Config
 
 # A fixed 64-bit key for pg_advisory_lock, derived from a name so it says whose lock it is.
 MIGRATION_LOCK_KEY = int.from_bytes(
@@ -142,6 +143,8 @@ def engine_from_settings(settings: Settings, *, create_folders: bool = False) ->
 
 def alembic_config(engine: Engine) -> Config:
     """An Alembic config bound to this engine's connection."""
+    from alembic.config import Config
+
     cfg = Config()
     # The migrations ship inside the package (`errkb.migrations`), wherever it is installed.
     cfg.set_main_option("script_location", "errkb.migrations:")
@@ -176,12 +179,17 @@ def migration_lock(engine: Engine) -> Iterator[None]:
 
 def upgrade(engine: Engine) -> None:
     """Apply every migration up to head, under the migration lock."""
+    from alembic import command
+
     with migration_lock(engine):
         command.upgrade(alembic_config(engine), "head")
 
 
 def schema_revisions(engine: Engine) -> tuple[set[str], set[str]]:
     """(the database's current revisions, the code's head revisions)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     heads = set(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
     with engine.connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
