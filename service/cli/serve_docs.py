@@ -85,13 +85,13 @@ class DocKeeper:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
+            self._wake.clear()  # a wake during the look below makes the wait return at once
             if not self.paused() and (self.process is None or self.process.poll() is not None):
                 try:
                     self.process = start_doc_builder(self.settings, self.console)
                 except Exception:  # noqa: BLE001 - a database hiccup: look again next time
                     log.warning("could not check the entry documents", exc_info=True)
             self._wake.wait(self.settings.serve_docs_check_seconds)
-            self._wake.clear()
 
     def stop(self) -> None:
         """End the keeper and its build (what it stored so far stays)."""

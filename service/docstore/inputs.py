@@ -123,6 +123,11 @@ class Timeline:
         return self.digests[max(0, min(at) - 1) : max(at) + 2]
 
 
+def _fields(error: Any) -> tuple[object, ...]:
+    """The error's own fields an entry shows."""
+    return (error.id, error.message, error.title, error.exception, error.form, error.template)
+
+
 def own_inputs(
     error: Any,
     repo: str,
@@ -135,8 +140,7 @@ def own_inputs(
         (o.snapshot_id, o.path, o.line, o.end_line, o.qualname, o.body_hash) for o in occurrences
     )
     near = timeline.window({o[0] for o in occs})
-    fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
-    return _h(knowledge_version(), variant, repo, fields, occs, near)
+    return _h(knowledge_version(), variant, repo, _fields(error), occs, near)
 
 
 def stable_inputs(
@@ -151,8 +155,7 @@ def stable_inputs(
     occs = [(o.snapshot_id, o.path, o.qualname, o.body_hash) for o in occurrences]
     first = min((timeline.position[o[0]] for o in occs), default=0)
     before = timeline.digests[first - 1] if first > 0 else None
-    fields = (error.id, error.message, error.title, error.exception, error.form, error.template)
-    return _h(knowledge_version(), variant, repo, fields, timeline.runs(occs), before)
+    return _h(knowledge_version(), variant, repo, _fields(error), timeline.runs(occs), before)
 
 
 def related_ids(text: str | None) -> list[str]:
