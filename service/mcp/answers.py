@@ -17,6 +17,10 @@ from errkb.service.entries.schemas import Entry
 from errkb.service.match.schemas import MatchOut
 from errkb.service.search.schemas import SearchResults
 
+# Related errors an answer lists (the page lists up to eight): the Markdown and the structured
+# copy list the same ones, and every answer the client checks is smaller for it.
+RELATED_SHOWN = 5
+
 
 class SolutionItem(BaseModel):
     """One way out, as the entry lists it."""
@@ -123,7 +127,10 @@ class ErrorDetails(Answer):
     who_hits_it: str | None = None
     solutions: list[SolutionItem]
     example_fix: ExampleFix | None = None
-    related: list[RelatedItem]
+    related: list[RelatedItem] = Field(
+        description=f"the first {RELATED_SHOWN} related errors, as the page ranks them"
+    )
+    related_total: int = Field(description="how many related errors the page lists")
     versions: Versions
     source: Source | None = None
     page_url: str
@@ -198,7 +205,11 @@ def error_details(entry: Entry, base: str) -> ErrorDetails:
         who_hits_it=x.who_hits_it.text if x.who_hits_it else None,
         solutions=[SolutionItem(kind=s.kind, text=s.text, command=s.command) for s in x.solutions],
         example_fix=ExampleFix(before=fix.before, after=fix.after, note=fix.note) if fix else None,
-        related=[RelatedItem(id=r.id, title=r.title, reason=r.reason) for r in entry.related],
+        related=[
+            RelatedItem(id=r.id, title=r.title, reason=r.reason)
+            for r in entry.related[:RELATED_SHOWN]
+        ],
+        related_total=len(entry.related),
         versions=Versions(
             present_in=tl.present_in,
             first_seen=tl.first_seen,

@@ -58,8 +58,10 @@ def error_markdown(d: ErrorDetails) -> str:
         if src.url:
             tail.append(src.url)
     if d.related:
-        tail += ["", "## Related errors"]
-        tail += [f"- `{r.id}` {cut(r.title, 120)} ({r.reason})" for r in d.related[:5]]
+        shown = len(d.related)
+        more = f" ({shown} of {d.related_total})" if d.related_total > shown else ""
+        tail += ["", f"## Related errors{more}"]
+        tail += [f"- `{r.id}` {cut(r.title, 120)} ({r.reason})" for r in d.related]
     tail += ["", f"Full page: {d.page_url}", f"JSON: {d.json_url}"]
     body = "\n".join([*head, "", *_solutions(d), *tail])
     if len(body) > ENTRY_BUDGET:  # only with extreme fields: keep the end, the links

@@ -170,7 +170,8 @@ def shared_fields(api: dict[str, Any], base: str) -> dict[str, Any]:
             {"kind": s["kind"], "text": s["text"], "command": s["command"]} for s in x["solutions"]
         ],
         "example_fix": {k: fix[k] for k in ("before", "after", "note")} if fix else None,
-        "related": [{k: r[k] for k in ("id", "title", "reason")} for r in api["related"]],
+        "related": [{k: r[k] for k in ("id", "title", "reason")} for r in api["related"][:5]],
+        "related_total": len(api["related"]),
         "versions": {k: tl[k] for k in ("present_in", "first_seen", "last_seen", "gone_in")}
         | {"summary": tl["summary"]},
         "source": {k: occ[k] for k in ("snapshot", "path", "line", "function", "url")},

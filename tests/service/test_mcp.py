@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from errkb.core.settings import Settings
 from errkb.service.mcp.answers import ErrorDetails
 from errkb.service.mcp.asking import Answers
+from errkb.service.mcp.markdown import error_markdown
 from errkb.service.mcp.reading import Reader, open_backing
 from errkb.service.mcp.server import build_server
 
@@ -260,6 +261,7 @@ def test_output_schemas_admit_what_the_models_admit() -> None:
         common_situations=[],
         solutions=[{"kind": "fix", "text": "t"}],
         related=[],
+        related_total=0,
         versions=versions,
         page_url="/e",
         json_url="/e.json",
@@ -284,6 +286,28 @@ def test_output_schemas_admit_what_the_models_admit() -> None:
         assert list(check.iter_errors(answer)), answer
         with pytest.raises(ValidationError):
             ErrorDetails.model_validate(answer)
+
+
+def test_the_markdown_lists_the_related_errors_the_structured_answer_lists() -> None:
+    versions = {"present_in": ["v1"], "first_seen": "v1", "last_seen": "v1", "summary": "v1"}
+    related = [
+        {"id": f"e{i}", "title": f"Error number {i}", "reason": "same file"} for i in range(5)
+    ]
+    details = ErrorDetails(
+        **dict.fromkeys(["id", "exception", "message", "repo", "what_it_means", "trigger"], "x"),
+        common_situations=[],
+        solutions=[{"kind": "fix", "text": "t"}],
+        related=related,
+        related_total=8,
+        versions=versions,
+        page_url="/e",
+        json_url="/e.json",
+    )
+    text = error_markdown(details)
+    assert "## Related errors (5 of 8)" in text  # the page has the rest
+    assert all(f"`e{i}` Error number {i}" in text for i in range(5))
+    whole = error_markdown(details.model_copy(update={"related_total": 5}))
+    assert "## Related errors\n" in whole
 
 
 def test_answers_are_json_serializable_and_small(db_url: str, tmp_path: Path) -> None:
