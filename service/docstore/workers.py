@@ -53,7 +53,8 @@ def _build_chunk(ids: list[str], key: str) -> list[Built] | None:
             except NotFound:  # an error left without occurrences has no entry
                 continue
             out.append((error_id, entry.model_dump_json().encode(), _related(entry)))
-            session.expunge_all()  # rows of one entry are no use to the next
+        # The rows stay in the session for the chunk: the repo's snapshots are read once per
+        # session (`queries.kept_rows`), and attaching them again for each entry cost 9%.
         if kb_key_of(session) != key:
             return None
     return out

@@ -21,7 +21,12 @@ from pydantic import BaseModel, Field, ValidationError
 from errkb.core.errors import ErrkbError
 from errkb.core.models import AiExplanation, Error
 from errkb.core.settings import Settings
-from errkb.service.entries.queries import ai_explanations, delete_ai_explanation, rekey_docs
+from errkb.service.entries.queries import (
+    ai_explanations,
+    delete_ai_explanation,
+    has_ai_explanations,
+    rekey_docs,
+)
 from errkb.service.entries.schemas import AiExplanationOut, Entry
 from errkb.service.queries import DbSession as Session
 from errkb.service.queries import bump_ai_generation, session_kb_key
@@ -63,6 +68,8 @@ def cached_explanation(
     session: Session, error: Error, settings: Settings | None
 ) -> AiExplanationOut | None:
     """The stored AI prose for this error and template, the configured model's first."""
+    if not has_ai_explanations(session):
+        return None
     rows = ai_explanations(session, error.id, template_hash(error))
     if not rows:
         return None
@@ -189,6 +196,7 @@ def enrich(
         created_at=datetime.now(UTC),
     )
     session.add(row)
+    session.info.pop("has_ai_explanations", None)  # an entry built next in this session shows it
     before = session_kb_key(session)
     bump_ai_generation(session)  # cached entries show the new prose from the next request on
     rekey_docs(session, before, session_kb_key(session), error.id)  # the others are unchanged

@@ -22,6 +22,7 @@ from errkb.core.models import SiteBody, Snapshot
 from errkb.core.records import FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, TimelineFacts
+from errkb.knowledge.lineage import Kin
 from errkb.service.entries.ai import cached_explanation
 from errkb.service.entries.facts import (
     catalog_for,
@@ -36,6 +37,7 @@ from errkb.service.entries.histories import SiteHistory, SlimOccurrence, site_hi
 from errkb.service.entries.history_out import history_out
 from errkb.service.entries.lineage import (
     Raised,
+    error_kin,
     kin_of,
     lineage_of,
     same_function_errors,
@@ -98,7 +100,9 @@ def build_entry(
     bodies = site_bodies(session, {r.body_hash for r in slim})
     tl = _timeline_facts(snapshots, by_snap, bodies)
     places = {sid: {(r.path, r.qualname) for r in rows} for sid, rows in by_snap.items()}
-    tl = lineage_of(error, tl, snapshots, places, partial(_raised_in, session))
+    tl = lineage_of(
+        error, tl, snapshots, places, partial(_raised_in, session), partial(_kins, session)
+    )
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
     related = related_errors(
@@ -203,8 +207,12 @@ def _provenance(repo: str, snapshots: list[Snapshot]) -> list[SnapshotProvenance
 
 def _raised_in(session: Session, snapshot_ids: set[int], names: set[str]) -> list[Raised]:
     """The errors raised in the snapshots by functions of those names (see `lineage_of`)."""
-    rows = same_function_errors(session, snapshot_ids, names)
-    return [(r.snapshot_id, r.path, r.qualname, kin_of(r)) for r in rows]
+    return same_function_errors(session, snapshot_ids, names)
+
+
+def _kins(session: Session, ids: list[str]) -> dict[str, Kin]:
+    """The errors of these ids, as the lineage compares them."""
+    return {r.id: kin_of(r) for r in error_kin(session, ids)}
 
 
 def _timeline_facts(

@@ -29,6 +29,7 @@ from errkb.core.records import (
 )
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement, Placement, SnapshotSites, TimelineFacts
+from errkb.knowledge.lineage import Kin
 from errkb.knowledge.timeline import timeline as error_timeline
 from errkb.service.entries.lineage import Raised, function_name, kin_of, lineage_of, repo_error_kin
 from errkb.service.entries.queries import (
@@ -181,9 +182,12 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
         )
     kins = {r.id: kin_of(r) for r in repo_error_kin(session, repo.id)}
 
+    def kins_of(ids: list[str]) -> dict[str, Kin]:
+        return {i: kins[i] for i in ids}
+
     def raised_in(snapshot_ids: set[int], names: set[str]) -> list[Raised]:
         return [
-            (sid, p, q, kins[i])
+            (sid, p, q, i)
             for sid in sorted(snapshot_ids)
             for n in sorted(names)
             for i, p, q in at.get((sid, n), ())
@@ -199,5 +203,5 @@ def snapshot_explanations(session: Session, label: str) -> Iterator[tuple[Error,
         flags = [Involvement.from_link(x, catalog.get(x.dest)) for x in flag_links(occ.flags)]
         mine = placements[error.id]
         places = {sid: {(p.path, p.qualname) for p in ps} for sid, ps in mine.items()}
-        tl = lineage_of(error, timeline_of(snapshots, mine), snapshots, places, raised_in)
+        tl = lineage_of(error, timeline_of(snapshots, mine), snapshots, places, raised_in, kins_of)
         yield error, explanation_of(site_of(error, occ), flags, tl, repo, snapshots)

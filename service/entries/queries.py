@@ -324,6 +324,16 @@ def error_messages(session: Session, ids: list[str], repo_id: int) -> list[tuple
     return [(i, t, m) for i, t, m in rows]
 
 
+def has_ai_explanations(session: Session) -> bool:
+    """Whether any AI prose is stored, read once per session: most knowledge bases have none,
+    and asking for each entry of a chunk of docs cost a doc 4%."""
+    known: bool | None = session.info.get("has_ai_explanations")
+    if known is None:
+        found = session.execute(select(AiExplanation.error_id).limit(1)).first()
+        known = session.info["has_ai_explanations"] = found is not None
+    return known
+
+
 def ai_explanations(session: Session, error_id: str, template_hash: str) -> list[AiExplanation]:
     """Stored AI prose of an error's template, newest first."""
     return list(
