@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Engine, Row, delete, func, insert, select, update
+from sqlalchemy import Engine, Row, bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session, defer
 
 from errkb.core.errors import NotFound
@@ -100,13 +100,17 @@ def rekey_docs(session: Session, old: str, new: str, changed: str) -> None:
 
 
 # --- the reads that build an entry (build.py, facts.py, related.py, ai.py) ---
+# Those run for every entry are built once, with bound (and expanding) parameters: building a
+# statement and its cache key on each call cost a whole-history doc about a tenth.
+
+_ERROR_AND_REPO = (
+    select(Error, Repo).join(Repo, Repo.id == Error.repo_id).where(Error.id == bindparam("id"))
+)
 
 
 def error_and_repo(session: Session, error_id: str) -> tuple[Error, Repo]:
     """The error and its repo; NotFound for an unknown id."""
-    row = session.execute(
-        select(Error, Repo).join(Repo, Repo.id == Error.repo_id).where(Error.id == error_id)
-    ).first()
+    row = session.execute(_ERROR_AND_REPO, {"id": error_id}).first()
     if row is None:
         raise NotFound(f"no error with id {error_id!r}")
     return row[0], row[1]
@@ -132,33 +136,38 @@ def snapshot_by_label(session: Session, label: str) -> Snapshot | None:
     return session.scalars(select(Snapshot).where(Snapshot.label == label)).first()
 
 
+_SLIM_OCCURRENCES = (
+    select(
+        Occurrence.snapshot_id,
+        Occurrence.path,
+        Occurrence.line,
+        Occurrence.end_line,
+        Occurrence.qualname,
+        Occurrence.body_hash,
+    )
+    .where(Occurrence.error_id == bindparam("id"))
+    .order_by(Occurrence.path, Occurrence.line)
+)
+
+
 def slim_occurrences(session: Session, error_id: str) -> list[Any]:
     """Every occurrence of an error, slim (snapshot, place, body hash), by path and line."""
-    return list(
-        session.execute(
-            select(
-                Occurrence.snapshot_id,
-                Occurrence.path,
-                Occurrence.line,
-                Occurrence.end_line,
-                Occurrence.qualname,
-                Occurrence.body_hash,
-            )
-            .where(Occurrence.error_id == error_id)
-            .order_by(Occurrence.path, Occurrence.line)
-        ).all()
-    )
+    return list(session.execute(_SLIM_OCCURRENCES, {"id": error_id}).all())
+
+
+_OCCURRENCES_IN = (
+    select(Occurrence)
+    .where(Occurrence.error_id == bindparam("id"), Occurrence.snapshot_id == bindparam("snap"))
+    .order_by(Occurrence.path, Occurrence.line)
+)
 
 
 def occurrences_in(session: Session, error_id: str, snapshot_id: int) -> list[Occurrence]:
     """An error's occurrences in one snapshot, in full, by path and line."""
-    return list(
-        session.scalars(
-            select(Occurrence)
-            .where(Occurrence.error_id == error_id, Occurrence.snapshot_id == snapshot_id)
-            .order_by(Occurrence.path, Occurrence.line)
-        )
-    )
+    return list(session.scalars(_OCCURRENCES_IN, {"id": error_id, "snap": snapshot_id}))
+
+
+_SITE_BODIES = select(SiteBody).where(SiteBody.hash.in_(bindparam("hashes", expanding=True)))
 
 
 def site_bodies(session: Session, hashes: set[str]) -> dict[str, SiteBody]:
@@ -166,9 +175,7 @@ def site_bodies(session: Session, hashes: set[str]) -> dict[str, SiteBody]:
     wanted, out = sorted(hashes), {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        out.update(
-            {b.hash: b for b in session.scalars(select(SiteBody).where(SiteBody.hash.in_(chunk)))}
-        )
+        out.update({b.hash: b for b in session.scalars(_SITE_BODIES, {"hashes": chunk})})
     return out
 
 
@@ -216,16 +223,19 @@ def occurrence_rows(
     return [(occ, snap) for occ, snap in rows]
 
 
+_DEFINING_FILES = (
+    select(Flag.path)
+    .where(Flag.snapshot_id == bindparam("snap"), Flag.dest.in_(bindparam("dests", expanding=True)))
+    .correlate(None)  # the same tables as the outer query: a subquery of its own
+)
+_FLAGS_OF_FILES = select(Flag).where(
+    Flag.snapshot_id == bindparam("snap"), Flag.path.in_(_DEFINING_FILES)
+)
+
+
 def flags_of_files_defining(session: Session, snapshot_id: int, dests: set[str]) -> list[Flag]:
     """The flags defined in a snapshot's files that define any of `dests`."""
-    files = (
-        select(Flag.path)
-        .where(Flag.snapshot_id == snapshot_id, Flag.dest.in_(sorted(dests)))
-        .correlate(None)  # the same tables as the outer query: a subquery of its own
-    )
-    return list(
-        session.scalars(select(Flag).where(Flag.snapshot_id == snapshot_id, Flag.path.in_(files)))
-    )
+    return list(session.scalars(_FLAGS_OF_FILES, {"snap": snapshot_id, "dests": sorted(dests)}))
 
 
 def snapshot_flags(session: Session, snapshot_id: int) -> list[Flag]:
@@ -269,23 +279,19 @@ def same_file_rows(
     session: Session, error_id: str, snapshot_id: int, paths: list[str]
 ) -> list[Any]:
     """Other errors' occurrences in the same files of a snapshot (id, place, title)."""
-    return list(
-        session.execute(
-            select(
-                Occurrence.error_id,
-                Occurrence.path,
-                Occurrence.line,
-                Occurrence.qualname,
-                Error.title,
-            )
-            .join(Error, Error.id == Occurrence.error_id)
-            .where(
-                Occurrence.snapshot_id == snapshot_id,
-                Occurrence.path.in_(paths),
-                Occurrence.error_id != error_id,
-            )
-        ).all()
+    values = {"snap": snapshot_id, "paths": paths, "id": error_id}
+    return list(session.execute(_SAME_FILE_ROWS, values).all())
+
+
+_SAME_FILE_ROWS = (
+    select(Occurrence.error_id, Occurrence.path, Occurrence.line, Occurrence.qualname, Error.title)
+    .join(Error, Error.id == Occurrence.error_id)
+    .where(
+        Occurrence.snapshot_id == bindparam("snap"),
+        Occurrence.path.in_(bindparam("paths", expanding=True)),
+        Occurrence.error_id != bindparam("id"),
     )
+)
 
 
 def shared_flag_rows(
@@ -316,12 +322,13 @@ def shared_flag_rows(
 
 def error_messages(session: Session, ids: list[str], repo_id: int) -> list[tuple[str, str, str]]:
     """(id, title, message) of the given errors of a repo."""
-    rows = session.execute(
-        select(Error.id, Error.title, Error.message).where(
-            Error.id.in_(ids), Error.repo_id == repo_id
-        )
-    ).all()
+    rows = session.execute(_ERROR_MESSAGES, {"ids": ids, "repo": repo_id}).all()
     return [(i, t, m) for i, t, m in rows]
+
+
+_ERROR_MESSAGES = select(Error.id, Error.title, Error.message).where(
+    Error.id.in_(bindparam("ids", expanding=True)), Error.repo_id == bindparam("repo")
+)
 
 
 def has_ai_explanations(session: Session) -> bool:
