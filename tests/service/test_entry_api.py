@@ -25,7 +25,7 @@ async def _get(
 def test_entry_json_404_and_openapi(db_url: str, tmp_path: Path) -> None:
     ingest_small_repo(db_url, tmp_path)
     error_id = literal_id(SWA_MESSAGE)
-    ok, wrong_snapshot, unknown, spec_response = asyncio.run(
+    ok, wrong_snapshot, unknown, spec_response, shown, too_long = asyncio.run(
         _get(
             db_url,
             tmp_path,
@@ -33,6 +33,8 @@ def test_entry_json_404_and_openapi(db_url: str, tmp_path: Path) -> None:
             (f"/api/errors/{error_id}", {"snapshot": "v9"}),
             ("/api/errors/ffffffffffffffff", {}),
             ("/openapi.json", {}),
+            (f"/api/errors/{error_id}?snapshot=v9&snapshot=v1", {}),  # the last one counts
+            (f"/api/errors/{error_id}", {"snapshot": "v" * 201}),
         )
     )
     assert ok.status_code == 200, ok.text
@@ -56,8 +58,22 @@ def test_entry_json_404_and_openapi(db_url: str, tmp_path: Path) -> None:
     assert "not raised in snapshot 'v9'" in wrong_snapshot.json()["detail"]
     assert unknown.status_code == 404
     assert unknown.json() == {"detail": "no error with id 'ffffffffffffffff'"}
+    assert shown.status_code == 200 and shown.json()["occurrences"][0]["snapshot"] == "v1"
+    # The snapshot is read by hand (the hottest route), with FastAPI's check and its 422.
+    assert too_long.status_code == 422
+    assert too_long.json() == {
+        "detail": [
+            {
+                "loc": ["query", "snapshot"],
+                "msg": "String should have at most 200 characters",
+                "type": "string_too_long",
+            }
+        ]
+    }
     spec = spec_response.json()
     op = spec["paths"]["/api/errors/{error_id}"]["get"]
+    (declared,) = [p for p in op["parameters"] if p["name"] == "snapshot"]
+    assert declared["in"] == "query" and declared["schema"]["anyOf"][0]["maxLength"] == 200
     schema = op["responses"]["200"]["content"]["application/json"]["schema"]
     assert schema["$ref"].endswith("/Entry")
     assert "explanation" in spec["components"]["schemas"]["Entry"]["properties"]
