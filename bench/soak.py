@@ -13,13 +13,16 @@ For `--seconds` (default 60), after a `--warmup`, it keeps up:
 It prints the error count (any non-2xx or failed request, 503s included), p50 and p99 latency per
 route, /healthz p99 (goal <= 100 ms under the 1 MiB match load), the machine's load average at
 the start and the end, and the server's RSS (with `--workers N`, all its processes and their
-children summed) at start, after the warm-up and at the end (goal: growth after the warm-up
-<= 10%). The settings that shape the figures (`ERRKB_MATCH_NICE`,
-`ERRKB_WORKERS_NICE`, `ERRKB_SWITCH_INTERVAL_MS`, `ERRKB_MATCH_QUEUE`) come from the environment,
-so an A/B run is two runs with different variables.
+children summed) at start, after the warm-up, every sixth of the measure and at the end (goal:
+growth after the warm-up <= 10%). Before the load starts, every entry's JSON and page is asked
+for `--fill` times (default twice per server process), so that the entry caches hold what the
+browsers ask for: their filling up to their bound is not counted as growth.
+The settings that shape the figures (`ERRKB_MATCH_NICE`, `ERRKB_WORKERS_NICE`,
+`ERRKB_SWITCH_INTERVAL_MS`, `ERRKB_MATCH_QUEUE`) come from the environment, so an A/B run is two
+runs with different variables.
 
 Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 400]
-    [--seed FILE] [--workers N]
+    [--seed FILE] [--workers N] [--fill N]
 Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
 database. With `--seed FILE` (SQLite only), the first version's database is copied from FILE
 when it exists, and saved there after the first ingest when it does not: A/B runs then skip the
@@ -203,6 +206,24 @@ async def load(
         await asyncio.gather(*tasks)
 
 
+async def fill_caches(url: str, ids: list[str], rounds: int, clients: int = 16) -> float:
+    """Ask for every entry's JSON and page `rounds` times before the load starts, so that each
+    server process's entry caches hold what the browsers will ask for: the memory measured
+    after the warm-up is then not the caches filling up to their bound. Returns the seconds."""
+    started = time.perf_counter()
+    paths = [f"/api/errors/{i}" for i in ids] + [f"/errors/{i}" for i in ids]
+    todo = [p for _ in range(rounds) for p in paths]
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as client:
+
+        async def worker(start: int) -> None:
+            for path in todo[start::clients]:
+                await client.get(path)
+
+        await asyncio.gather(*(worker(i) for i in range(clients)))
+    return time.perf_counter() - started
+
+
 def idle_health(url: str, seconds: float) -> list[float]:
     """/healthz latencies with no other load: the baseline of this machine, right now."""
     out = []
@@ -258,6 +279,12 @@ def main() -> None:
     parser.add_argument("--browsers", type=int, default=4)
     parser.add_argument("--seed", type=Path, default=None)
     parser.add_argument("--workers", type=int, default=1, help="errkb serve --workers N")
+    parser.add_argument(
+        "--fill",
+        type=int,
+        default=-1,
+        help="times every entry is asked for before the load (default: 2 x workers; 0: none)",
+    )
     args = parser.parse_args()
     settings = Settings()
     print(
@@ -313,8 +340,17 @@ def main() -> None:
                 time.sleep(0.1)
         rss_start = rss_mib(server.pid)
         idle = idle_health(url, seconds=5)
+        fill = 2 * args.workers if args.fill < 0 else args.fill
+        if fill:
+            took = asyncio.run(fill_caches(url, ids, fill))
+            print(
+                f"caches filled: every entry (JSON and page) asked {fill} times in {took:.0f} s; "
+                f"RSS {rss_start:.0f} MiB before, {rss_mib(server.pid):.0f} MiB after",
+                flush=True,
+            )
         rec = Recorder()
         loads: list[float] = []
+        samples: list[float] = []  # RSS every sixth of the measured time
 
         async def run() -> tuple[float, float, int]:
             stop = asyncio.Event()
@@ -348,10 +384,14 @@ def main() -> None:
             rec.measuring = True
             measuring.set()
             end = time.monotonic() + args.seconds
+            next_sample = time.monotonic() + args.seconds / 6
             while time.monotonic() < end:
                 if ingests[-1].poll() is not None:
                     ingests_done += 1
                     start_ingest()
+                if time.monotonic() >= next_sample:
+                    samples.append(rss_mib(server.pid))
+                    next_sample += args.seconds / 6
                 await asyncio.sleep(0.5)
             rec.measuring = False
             measuring.clear()
@@ -407,7 +447,8 @@ def main() -> None:
     print(
         f"server RSS ({args.workers} process(es) and their children): start {rss_start:.0f} MiB, "
         f"after warm-up {rss_warm:.0f} MiB, end {rss_end:.0f} MiB; growth after warm-up "
-        f"{growth:+.0f} MiB, {100 * growth / rss_warm:+.1f}% (goal <= 10%)"
+        f"{growth:+.0f} MiB, {100 * growth / rss_warm:+.1f}% (goal <= 10%); every sixth of "
+        f"the measure: {', '.join(f'{m:.0f}' for m in samples)} MiB"
     )
 
 
