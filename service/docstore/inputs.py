@@ -47,7 +47,6 @@ _ENTRY_CODE = (
     "facts",
     "histories",
     "history_out",
-    "related",
     "schemas",
     "ai",
 )
@@ -61,7 +60,7 @@ def knowledge_version() -> str:
     here = Path(errkb.service.entries.__file__).parent
     core = Path(errkb.core.records.__file__).parent
     files = sorted(knowledge.rglob("*.py")) + [here / f"{m}.py" for m in _ENTRY_CODE]
-    files += sorted((here / "lineage").glob("*.py"))
+    files += sorted((here / "lineage").glob("*.py")) + sorted((here / "related").glob("*.py"))
     files += [core / "records.py", core / "flag_catalog.py"]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())

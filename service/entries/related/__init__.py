@@ -19,7 +19,7 @@ from errkb.knowledge.facts import RelatedError
 from errkb.knowledge.related import rank_related, reason_words, similar, words
 from errkb.knowledge.wording import activity
 from errkb.service.dialect import message_matches
-from errkb.service.entries.queries import error_messages, same_file_rows, shared_flag_rows
+from errkb.service.entries.related.queries import error_messages, same_file_rows, shared_flag_rows
 from errkb.service.queries import DbSession as Session
 
 MAX_FLAG_CANDIDATES = 40
