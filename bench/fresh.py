@@ -8,6 +8,11 @@ copy of it:
   the figure (goal <= 15 s, and only the changed entries). The documents out of date only by
   versions and shifted lines are left to their first request and to `errkb docs`: the
   time of that catch-up is printed beside it;
+- beside a running `errkb serve` (its document keeper on, as `errkb serve` runs by default), the
+  newest release is ingested with no documents built by the ingest (as `serve --ingest`, `make
+  run` and a watcher beside a server do): the time from the start of the ingest until 40 of its
+  entries (20 new errors and 20 older ones it raises again) have each answered 200 with it as
+  their shown release, and the time until the keeper has brought every document up to date;
 - the same release is ingested again and the documents built again (goal: nothing rebuilt,
   <= 3 s);
 - the baseline, once after the rounds (on this loaded machine a full build takes minutes): the
@@ -25,8 +30,12 @@ Usage: .venv/bin/python bench/fresh.py [--releases N|all] [--rounds N] [--downlo
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +44,7 @@ from pathlib import Path
 # This file is in bench/: without its folder on the path, `ingest` would be bench/ingest.py.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+import httpx  # noqa: E402
 from packaging.version import Version  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
@@ -48,6 +58,8 @@ from errkb.ingest.sources.index import PYPI_JSON, matching_versions, releases_sp
 from errkb.service.entries.docs import LAST_BUILD, Materialized, materialize_entries  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SAMPLE = 20  # new errors, and as many older ones, asked for once the release is committed
 CACHE = Path.home() / ".cache" / "errkb-bench"
 MAX_BYTES = 2_000_000
 
@@ -109,6 +121,88 @@ def base_kb(versions: list[str], cache: Path, folder: Path) -> Path:
     return path
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(url: str, port: int) -> subprocess.Popen[bytes]:
+    """`errkb serve` on the knowledge base, its document keeper looking every 2 s."""
+    env = {
+        **os.environ,
+        "ERRKB_DATABASE_URL": url,
+        "ERRKB_ACCESS_LOG": "false",
+        "ERRKB_SERVE_DOCS_CHECK_SECONDS": "2",
+    }
+    cmd = [str(BIN / "errkb"), "serve", "--port", str(port)]
+    proc = subprocess.Popen(  # noqa: S603 - our own command
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"errkb serve did not answer on port {port} within 120 s")
+
+
+def _sample(url: str, label: str) -> list[str]:
+    """Ids of errors the release raises: SAMPLE new ones and SAMPLE it raises again."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            newest = conn.execute(
+                text("SELECT id FROM snapshots WHERE label = :l"), {"l": label}
+            ).scalar_one()
+            firsts = conn.execute(
+                text(
+                    "SELECT error_id, MIN(snapshot_id) FROM occurrences GROUP BY error_id "
+                    "HAVING MAX(snapshot_id) = :n"
+                ),
+                {"n": newest},
+            ).all()
+    finally:
+        engine.dispose()
+    rng = random.Random(7)
+    new = sorted(e for e, first in firsts if first == newest)
+    old = sorted(e for e, first in firsts if first != newest)
+    return rng.sample(new, min(SAMPLE, len(new))) + rng.sample(old, min(SAMPLE, len(old)))
+
+
+def served(url: str, version: str, cache: Path) -> tuple[float, float, float]:
+    """Beside a running server: seconds from the start of the ingest until the sampled entries
+    answer with the release, the slowest of those first answers, and seconds until every
+    document is current again (the keeper's background build)."""
+    port = _free_port()
+    server = _serve(url, port)
+    try:
+        held = httpx.get(f"http://127.0.0.1:{port}/healthz").json()["knowledge"]["snapshots"]
+        started = time.perf_counter()
+        ingest(url, version, cache)
+        slowest = 0.0
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            for error_id in _sample(url, version):
+                asked = time.perf_counter()
+                answer = client.get(f"/api/errors/{error_id}")
+                slowest = max(slowest, time.perf_counter() - asked)
+                if answer.status_code != 200 or answer.json()["snapshot"] != version:
+                    raise SystemExit(f"{error_id}: {answer.status_code}, not served from {version}")
+            answered = time.perf_counter() - started
+            while True:  # the keeper: /healthz's figures are refreshed every few seconds
+                kb = client.get("/healthz").json()["knowledge"]
+                if kb["snapshots"] > held and kb["docs_current"] >= kb["entries"]:
+                    return answered, slowest, time.perf_counter() - started
+                time.sleep(1)
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
 def _up_to_date(url: str) -> None:
     """Plan and build the base's documents with this code (a build normally trusts the last
     one when nothing was ingested since: forget it, so the plan runs)."""
@@ -143,6 +237,7 @@ def main() -> None:
     *older, newest = versions
     added, rebuilt, again, again_rebuilt, ingests = [], [], [], [], []
     deferred, catch_up = [], []
+    answered, slowest, keeper = [], [], []
     with tempfile.TemporaryDirectory(prefix="errkb-fresh-") as tmp:
         if args.base is not None:
             base = Path(tmp) / "base.sqlite3"
@@ -153,6 +248,12 @@ def main() -> None:
             if args.keep_base is not None:
                 shutil.copyfile(base, args.keep_base)
         for n in range(1, args.rounds + 1):
+            beside_kb = Path(tmp) / f"served{n}.sqlite3"  # a file of its own: no WAL left over
+            shutil.copyfile(base, beside_kb)
+            beside = served(f"sqlite:///{beside_kb}", newest, args.cache)
+            answered.append(beside[0])
+            slowest.append(beside[1])
+            keeper.append(beside[2])
             kb = Path(tmp) / f"round{n}.sqlite3"
             shutil.copyfile(base, kb)
             url = f"sqlite:///{kb}"
@@ -174,7 +275,10 @@ def main() -> None:
                 f"{rebuilt[-1]:,} of {total:,} docs rebuilt in {built.seconds:.1f} s, "
                 f"{built.deferred:,} left (versions and lines only), built later in "
                 f"{later.seconds:.1f} s"
-                f"); again {again[-1]:.1f} s ({again_rebuilt[-1]} rebuilt)",
+                f"); again {again[-1]:.1f} s ({again_rebuilt[-1]} rebuilt); beside a server: "
+                f"served in {answered[-1]:.1f} s (slowest first answer "
+                f"{slowest[-1] * 1000:.0f} ms), "
+                f"every doc current after {keeper[-1]:.1f} s",
                 file=sys.stderr,
             )
         everything = docs(url, force=True)
@@ -189,6 +293,12 @@ def main() -> None:
     print(
         f"  left for their first request or `errkb docs` (only versions and lines moved): "
         f"{statistics.median(deferred):,.0f}, then built in {_spread(catch_up)}"
+    )
+    print(
+        f"beside a running server, ingest to {2 * SAMPLE} of its entries served: "
+        f"{_spread(answered)} (goal <= 15 s); slowest first answer "
+        f"{statistics.median(slowest) * 1000:.0f} ms; every document current after "
+        f"{_spread(keeper)}"
     )
     print(
         f"the same release again: {_spread(again)}, rebuilt {max(again_rebuilt)} (goal 0, <= 3 s)"

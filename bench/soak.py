@@ -125,6 +125,34 @@ def rss_mib(pid: int) -> float:
     return total
 
 
+def _role(pid: int, depth: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "ended"
+    words = b" ".join(argv)
+    if b" docs" in words:
+        return "doc builder"
+    if b"forkserver" in words:
+        return "match forkserver" if depth > 1 else "forkserver"
+    return {0: "server", 1: "workers"}.get(depth, "match processes")
+
+
+def rss_by_role(pid: int) -> dict[str, float]:
+    """The same sum, by what each process is (server, workers, match processes, doc builder)."""
+    roles: dict[str, float] = defaultdict(float)
+    todo = [(pid, 0)]
+    while todo:
+        current, depth = todo.pop()
+        roles[_role(current, depth)] += _own_rss_mib(current)
+        todo += [(c, depth + 1) for c in _children(current)]
+    return dict(roles)
+
+
+def _roles_text(roles: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.0f}" for k, v in sorted(roles.items()))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -380,6 +408,7 @@ def main() -> None:
             start_ingest()
             await asyncio.sleep(args.warmup)
             rss_warm = rss_mib(server.pid)
+            print(f"RSS by process after warm-up (MiB): {_roles_text(rss_by_role(server.pid))}")
             loads.append(os.getloadavg()[0])
             rec.measuring = True
             measuring.set()
@@ -391,6 +420,8 @@ def main() -> None:
                     start_ingest()
                 if time.monotonic() >= next_sample:
                     samples.append(rss_mib(server.pid))
+                    roles = _roles_text(rss_by_role(server.pid))
+                    print(f"RSS by process (MiB): {roles}", flush=True)
                     next_sample += args.seconds / 6
                 await asyncio.sleep(0.5)
             rec.measuring = False
