@@ -29,6 +29,10 @@ def test_services_exist_and_are_wired() -> None:
     assert services["watch"]["depends_on"]["ingest"]["condition"] == (
         "service_completed_successfully"
     )
+    # The watcher only ingests; the api builds the documents (first requests and its keeper),
+    # so a new release is served once committed and no document is built by both.
+    assert services["watch"]["environment"]["ERRKB_MATERIALIZE_ENTRIES"] == "false"
+    assert "ERRKB_SERVE_BUILDS_DOCS" not in services["api"]["environment"]
     commands = {c.name or c.callback.__name__ for c in app.registered_commands}
     assert {"ingest", "serve", "watch", "status"} <= commands
     for name in ("api", "ingest", "watch"):
