@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import drop_pg, fresh_pg_url
+from doc_marker import MARKER, plant_marker
 from knowledge_repo import MAMBA_MESSAGE, SWA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
 
@@ -184,7 +185,6 @@ def test_next_get_after_an_ingest_shows_the_new_snapshot(db_url: str, tmp_path: 
 def test_a_server_reading_entry_docs_shows_the_next_ingest_at_once(
     db_url: str, tmp_path: Path
 ) -> None:
-    from test_entry_docs import MARKER, plant_marker
 
     from errkb.core.settings import Settings
     from errkb.service.entries.docs import materialize_entries

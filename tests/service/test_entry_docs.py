@@ -10,9 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from doc_marker import MARKER, plant_marker
 from knowledge_repo import MAMBA_MESSAGE, literal_id
 from pages_repo import ingest_pages_repo
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select
 from typer.testing import CliRunner
 
 from errkb.core import packed
@@ -61,25 +62,6 @@ def _dictionaries(url: str) -> dict[int, str]:
         with engine.connect() as conn:
             rows = conn.execute(select(PackDictionary.id, PackDictionary.purpose))
             return {i: p for i, p in rows}
-    finally:
-        engine.dispose()
-
-
-MARKER = "A title no build produces"
-
-
-def plant_marker(url: str, error_id: str, **values: str) -> None:
-    """Give one doc a marker title (and other `values`): served only if the doc is read."""
-    engine = make_engine(url)
-    try:
-        with engine.begin() as conn:
-            stored = conn.execute(
-                select(EntryDoc.body).where(EntryDoc.error_id == error_id)
-            ).scalar_one()
-            entry = {**json.loads(packed.unpack(stored)), "title": MARKER}
-            body = packed.Packer(None).pack(json.dumps(entry).encode())
-            where = EntryDoc.error_id == error_id
-            conn.execute(update(EntryDoc).where(where).values(body=body, **values))
     finally:
         engine.dispose()
 
