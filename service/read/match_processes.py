@@ -1,11 +1,15 @@
-"""Matching in a process of its own, so the server's event loop never waits for it.
+"""Matching in processes of their own, so the server's event loop never waits for it.
 
 Matching a 1 MiB body is about a second of pure-Python CPU work. In a thread it holds the GIL,
 and the event loop, the health check and every page then wait for their turn: with 16 such
 requests at once, /healthz took 0.3-1.2 s. In a separate process (`ERRKB_MATCH_PROCESSES`, one
-by default) it competes only for a core. The process builds and refreshes its own index of the
-database (`LiveIndex`), ends with the server however the server dies (`core.lifeline`), and hands
-back response models, never the index's objects.
+by default; see `match_worker`) it competes only for a core.
+
+The server talks to each process over a socket pair read by its event loop: a request is one
+write, its answer one read, with no thread in between. (A `ProcessPoolExecutor` hands each task
+through a manager thread, a queue feeder thread and two wake-up pipes: profiled under a load of
+short texts, that hand-off was most of the server's own time per match.) A process that dies
+fails the matches it held with a 503 and is started again for the next one.
 """
 
 from __future__ import annotations
@@ -14,51 +18,124 @@ import asyncio
 import math
 import multiprocessing
 import os
+import pickle
+import socket
+import struct
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
-from errkb.core.db import make_engine
 from errkb.core.errors import BadInput, Unavailable
-from errkb.core.lifeline import exit_with
-from errkb.core.priority import lower_priority
-from errkb.service.match.matcher.live import LiveIndex
-from errkb.service.read.matches import MatchOut, live_index, matches_in, text_of
+from errkb.service.read import match_worker
+from errkb.service.read.matches import MatchOut
 
-_live: LiveIndex | None = None  # in the match process only
-
-
-def _start(database_url: str, refresh_seconds: float, nice: int, parent: int) -> None:
-    global _live
-    exit_with(parent)
-    lower_priority(nice)
-    _live = live_index(make_engine(database_url), refresh_seconds=refresh_seconds)
+START_SECONDS = 600.0  # building the index of a whole history takes a minute at most
+_HEAD = struct.Struct("!i")  # multiprocessing.Connection's frame header
+_GONE = "the matcher stopped while it held this text; send it again"
 
 
-def _ready() -> None:
-    """A task that does nothing: submitting it starts the process and builds its index."""
+class _Worker:
+    """One match process and the answers it owes, in the order they were asked."""
+
+    def __init__(self, context: Any, args: tuple[Any, ...]) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=match_worker.serve, args=(child, *args, os.getpid()), name="errkb-match"
+        )
+        self.process.start()
+        child.close()
+        self.pending: deque[asyncio.Future[bytes]] = deque()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop that reads the answers
+        self.writer: asyncio.StreamWriter | None = None
+        self._attached: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None
+        self.dead = False
+
+    def ready(self) -> None:
+        """Wait until the process has built its index (blocking: before any request)."""
+        try:
+            said = self.conn.recv_bytes() if self.conn.poll(START_SECONDS) else b""
+        except (EOFError, OSError):  # it died while building
+            said = b""
+        if said != match_worker.READY:
+            raise Unavailable("the matcher did not start; try again in a minute", retry_after=60)
+
+    def usable_from(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Alive, and read by `loop` or by no loop yet (an app started again runs a new one)."""
+        return not self.dead and self.loop in (None, loop)
+
+    def call_blocking(self, request: tuple[Any, ...]) -> Any:
+        """A round trip on the plain connection (only before the event loop reads it)."""
+        self.conn.send_bytes(pickle.dumps(request, protocol=5))
+        return pickle.loads(self.conn.recv_bytes())
+
+    async def call(self, request: tuple[Any, ...]) -> Any:
+        """A round trip through the event loop; answers arrive in the order of the requests."""
+        loop = asyncio.get_running_loop()
+        if self._attached is None:  # the first call: the loop starts reading the answers
+            self.loop = loop
+            self._attached = loop.create_task(self._attach(loop))
+        await self._attached
+        assert self.writer is not None
+        if self.dead:
+            raise Unavailable(_GONE, retry_after=1)
+        payload = pickle.dumps(request, protocol=5)
+        answer: asyncio.Future[bytes] = loop.create_future()
+        self.pending.append(answer)
+        self.writer.writelines((_HEAD.pack(len(payload)), payload))
+        await self.writer.drain()
+        return pickle.loads(await answer)
+
+    async def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        sock = socket.socket(fileno=os.dup(self.conn.fileno()))
+        sock.setblocking(False)
+        reader, self.writer = await asyncio.open_connection(sock=sock)
+        self._reading = loop.create_task(self._read(reader))
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                (size,) = _HEAD.unpack(await reader.readexactly(_HEAD.size))
+                payload = await reader.readexactly(size)
+                answer = self.pending.popleft()
+                if not answer.done():  # else its request was cancelled (the client went away)
+                    answer.set_result(payload)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            self.dead = True
+            while self.pending:
+                answer = self.pending.popleft()
+                if not answer.done():
+                    answer.set_exception(Unavailable(_GONE, retry_after=1))
+
+    def stop(self) -> None:
+        """End the process (what it held is dropped)."""
+        self.dead = True
+        if self.writer is not None and self.loop is not None and not self.loop.is_closed():
+            if _in_thread_of(self.loop):
+                self.writer.close()
+            else:
+                self.loop.call_soon_threadsafe(self.writer.close)
+        self.conn.close()
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
 
 
-def _match(
-    body: bytes, content_type: str, limit: int, public_url: str
-) -> list[MatchOut] | BadInput:
-    assert _live is not None
+def _in_thread_of(loop: asyncio.AbstractEventLoop) -> bool:
     try:
-        text = text_of(body, content_type)
-    except BadInput as exc:  # returned, not raised: its `loc` would not survive pickling
-        return exc
-    return matches_in(_live.current(), text, limit=limit, public_url=public_url)
-
-
-def _wait(timeout: float) -> None:
-    assert _live is not None
-    _live.current()  # notice a new generation now, whatever the refresh period
-    _live.wait(timeout)
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 class MatchProcesses:
-    """The pool of match processes of one app, and the bound on the matches it holds.
+    """The match processes of one app, and the bound on the matches it holds.
 
     At most `queue_limit` matches are held at once (bodies being read, queued or matching); one
     more is refused with `Unavailable` (503, with a Retry-After estimated from the recent
@@ -76,7 +153,8 @@ class MatchProcesses:
     ) -> None:
         self._args = (database_url, refresh_seconds, nice)
         self._processes = processes
-        self._started: ProcessPoolExecutor | None = None
+        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()  # starting processes (a restart runs in a thread)
         self.queue_limit = queue_limit
         self.held = 0  # matches admitted and not yet answered
         self._seconds = 1.0  # recent time of one match (moving average), for Retry-After
@@ -97,49 +175,75 @@ class MatchProcesses:
         finally:
             self.held -= 1
 
-    @property
-    def _pool(self) -> ProcessPoolExecutor:
-        if self._started is None:
-            # forkserver: each process forks from a clean interpreter that already imported the
-            # matcher, instead of re-importing everything (spawn) or copying a threaded server.
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["errkb.service.read.match_processes"])
-            self._started = ProcessPoolExecutor(
-                max_workers=self._processes,
-                mp_context=context,
-                initializer=_start,
-                initargs=(*self._args, os.getpid()),
-            )
-        return self._started
+    def _start(self) -> _Worker:
+        # forkserver: each process forks from a clean interpreter that already imported the
+        # matcher, instead of re-importing everything (spawn) or copying a threaded server.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["errkb.service.read.match_worker"])
+        worker = _Worker(context, self._args)
+        try:
+            worker.ready()
+        except BaseException:
+            worker.stop()
+            raise
+        return worker
 
     def warm(self) -> None:
         """Start the processes and wait until their index is built (the app is then ready)."""
-        for _ in range(self._processes):
-            self._pool.submit(_ready).result()
+        with self._lock:
+            while len(self._workers) < self._processes:
+                self._workers.append(self._start())
+
+    async def _worker(self) -> _Worker:
+        """The live process with the fewest answers owed, a dead one started again."""
+        if len(self._workers) < self._processes:
+            await asyncio.to_thread(self.warm)
+        loop = asyncio.get_running_loop()
+        worker = min(self._workers, key=lambda w: (not w.usable_from(loop), len(w.pending)))
+        if not worker.usable_from(loop):
+            worker = await asyncio.to_thread(self._replace, worker)
+        return worker
+
+    def _replace(self, dead: _Worker) -> _Worker:
+        with self._lock:
+            if dead not in self._workers:  # replaced meanwhile
+                return next((w for w in self._workers if not w.dead), self._workers[0])
+            dead.stop()
+            fresh = self._start()
+            self._workers[self._workers.index(dead)] = fresh
+            return fresh
 
     async def match(
         self, body: bytes, content_type: str, *, limit: int, public_url: str
     ) -> list[MatchOut]:
         """The matches of a request body (text, or JSON `{"text": ...}`), best first."""
-        loop = asyncio.get_running_loop()
+        worker = await self._worker()
         started = time.monotonic()
-        found = await loop.run_in_executor(
-            self._pool, _match, body, content_type, limit, public_url
-        )
+        found = await worker.call(("match", body, content_type, limit, public_url))
         # Time from submission, queueing included, divided by the matches it waited for: the
         # share of one match, as seen by the server.
         seconds = (time.monotonic() - started) * self._processes / max(1, self.held)
         self._seconds = 0.8 * self._seconds + 0.2 * seconds
         if isinstance(found, BadInput):
             raise BadInput(found.message, loc=("body",))
-        return found
+        if isinstance(found, Exception):
+            raise found
+        return list(found)
 
     def wait(self, timeout: float | None = None) -> None:
-        """Wait until a rebuild of the index the processes use, if one is due, has finished."""
-        self._pool.submit(_wait, timeout or 60.0).result()
+        """Wait until a rebuild of the index the processes use, if one is due, has finished
+        (from a thread other than the event loop's, or before the loop reads the processes)."""
+        self.warm()
+        for worker in list(self._workers):
+            request = ("wait", timeout or 60.0)
+            if worker.loop is None:
+                worker.call_blocking(request)
+            else:
+                asyncio.run_coroutine_threadsafe(worker.call(request), worker.loop).result()
 
     def close(self) -> None:
-        """Stop the processes, if started; queued matches are dropped."""
-        if self._started is not None:
-            self._started.shutdown(wait=False, cancel_futures=True)
-            self._started = None
+        """Stop the processes, if started; the matches they held are dropped."""
+        with self._lock:
+            workers, self._workers = self._workers, []
+        for worker in workers:
+            worker.stop()

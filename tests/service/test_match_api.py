@@ -192,3 +192,46 @@ def test_a_full_match_queue_answers_503_with_retry_after(db_url: str, tmp_path: 
         assert response.json()["matches"][0]["id"] == swa_id()
     declared = spec["paths"]["/api/match"]["post"]["responses"]["503"]
     assert "integer" in str(declared["headers"]["Retry-After"])
+
+
+def test_concurrent_matches_each_get_their_own_answer(db_url: str, tmp_path: Path) -> None:
+    """Answers come back over one socket in the order asked: 40 texts at once, two processes,
+    each answered with its own match (or none)."""
+    ingest_version(db_url, tmp_path, 1)
+    texts = [f"ValueError: {SWA}\n" if n % 2 else f"INFO line {n}, all good\n" for n in range(40)]
+
+    async def scenario(client: httpx.AsyncClient, _: Any) -> list[httpx.Response]:
+        return list(await asyncio.gather(*(client.post("/api/match", content=t) for t in texts)))
+
+    answers = _run(_settings(db_url, tmp_path, match_processes=2, match_queue=64), scenario)
+    for n, response in enumerate(answers):
+        assert response.status_code == 200, response.text
+        ids = [m["id"] for m in response.json()["matches"] if m["score"] >= 0.8]
+        assert ids == ([swa_id()] if n % 2 else []), (n, ids)
+
+
+def test_a_match_process_that_dies_fails_one_request_then_is_started_again(
+    db_url: str, tmp_path: Path
+) -> None:
+    ingest_version(db_url, tmp_path, 1)
+
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[Any]:
+        before = await client.post("/api/match", content=f"ValueError: {SWA}")
+        (worker,) = app.state.matcher._workers
+        first_pid = worker.process.pid
+        worker.process.kill()
+        await asyncio.to_thread(worker.process.join, 10)
+        lost = await client.post("/api/match", content=f"ValueError: {SWA}")
+        after = await client.post("/api/match", content=f"ValueError: {SWA}")
+        (fresh,) = app.state.matcher._workers
+        return [before, lost, after, first_pid, fresh.process.pid]
+
+    before, lost, after, first_pid, fresh_pid = _run(_settings(db_url, tmp_path), scenario)
+    assert before.status_code == 200
+    # The dead process is noticed either when the request is sent (503) or at once (restarted).
+    assert lost.status_code in (200, 503), lost.text
+    if lost.status_code == 503:
+        assert lost.json()["detail"] == "the matcher stopped while it held this text; send it again"
+        assert int(lost.headers["retry-after"]) >= 1
+    assert after.status_code == 200 and after.json()["matches"][0]["id"] == swa_id()
+    assert fresh_pid != first_pid
