@@ -125,7 +125,7 @@ def rss_mib(pid: int) -> float:
     return total
 
 
-def _role(pid: int, depth: int) -> str:
+def _role(pid: int, depth: int, parent: str) -> str:
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
@@ -133,19 +133,22 @@ def _role(pid: int, depth: int) -> str:
     words = b" ".join(argv)
     if b" docs" in words:
         return "doc builder"
-    if b"forkserver" in words:
-        return "match forkserver" if depth > 1 else "forkserver"
-    return {0: "server", 1: "workers"}.get(depth, "match processes")
+    if b"resource_tracker" in words:
+        return "resource trackers"
+    if b"forkserver" in words:  # a forked child keeps its forkserver's command line
+        return "match processes" if parent == "forkservers" else "forkservers"
+    return {0: "server", 1: "workers"}.get(depth, "other")
 
 
 def rss_by_role(pid: int) -> dict[str, float]:
     """The same sum, by what each process is (server, workers, match processes, doc builder)."""
     roles: dict[str, float] = defaultdict(float)
-    todo = [(pid, 0)]
+    todo = [(pid, 0, "")]
     while todo:
-        current, depth = todo.pop()
-        roles[_role(current, depth)] += _own_rss_mib(current)
-        todo += [(c, depth + 1) for c in _children(current)]
+        current, depth, parent = todo.pop()
+        role = _role(current, depth, parent)
+        roles[role] += _own_rss_mib(current)
+        todo += [(c, depth + 1, role) for c in _children(current)]
     return dict(roles)
 
 
