@@ -9,12 +9,15 @@ The server talks to each process over a socket pair read by its event loop: a re
 write, its answer one read, with no thread in between. (A `ProcessPoolExecutor` hands each task
 through a manager thread, a queue feeder thread and two wake-up pipes: profiled under a load of
 short texts, that hand-off was most of the server's own time per match.) A process that dies
-fails the matches it held with a 503 and is started again for the next one.
+fails the matches it held with a 503 and is started again for the next one. After an ingest, a
+process says its index is stale; a fresh one is started beside it, takes the next requests once
+its index is built, and the old one ends when it has answered what it held.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import multiprocessing
 import os
@@ -35,6 +38,7 @@ from errkb.service.read.matches import MatchOut
 START_SECONDS = 600.0  # building the index of a whole history takes a minute at most
 _HEAD = struct.Struct("!i")  # multiprocessing.Connection's frame header
 _GONE = "the matcher stopped while it held this text; send it again"
+log = logging.getLogger(__name__)
 
 
 class _Worker:
@@ -53,6 +57,7 @@ class _Worker:
         self._attached: asyncio.Task[None] | None = None
         self._reading: asyncio.Task[None] | None = None
         self.dead = False
+        self.stale = False  # its index is older than the database: a fresh process replaces it
 
     def ready(self) -> None:
         """Wait until the process has built its index (blocking: before any request)."""
@@ -70,7 +75,21 @@ class _Worker:
     def call_blocking(self, request: tuple[Any, ...]) -> Any:
         """A round trip on the plain connection (only before the event loop reads it)."""
         self.conn.send_bytes(pickle.dumps(request, protocol=5))
-        return pickle.loads(self.conn.recv_bytes())
+        stale, found = pickle.loads(self.conn.recv_bytes())
+        self.stale = self.stale or stale
+        return found
+
+    def call_from_thread(self, request: tuple[Any, ...]) -> Any:
+        """A round trip from a thread other than the event loop's."""
+        if self.loop is None:
+            return self.call_blocking(request)
+        return asyncio.run_coroutine_threadsafe(self.call(request), self.loop).result()
+
+    async def drain_then_stop(self) -> None:
+        """End the process once it has answered every request it holds."""
+        while self.pending and not self.dead:
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(self.stop)
 
     async def call(self, request: tuple[Any, ...]) -> Any:
         """A round trip through the event loop; answers arrive in the order of the requests."""
@@ -87,7 +106,9 @@ class _Worker:
         self.pending.append(answer)
         self.writer.writelines((_HEAD.pack(len(payload)), payload))
         await self.writer.drain()
-        return pickle.loads(await answer)
+        stale, found = pickle.loads(await answer)
+        self.stale = self.stale or stale
+        return found
 
     async def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
         sock = socket.socket(fileno=os.dup(self.conn.fileno()))
@@ -154,7 +175,9 @@ class MatchProcesses:
         self._args = (database_url, refresh_seconds, nice)
         self._processes = processes
         self._workers: list[_Worker] = []
-        self._lock = threading.Lock()  # starting processes (a restart runs in a thread)
+        self._lock = threading.Lock()  # the list of processes
+        self._renewing = threading.Lock()  # one fresh process started at a time
+        self._closed = False
         self.queue_limit = queue_limit
         self.held = 0  # matches admitted and not yet answered
         self._seconds = 1.0  # recent time of one match (moving average), for Retry-After
@@ -204,14 +227,36 @@ class MatchProcesses:
             worker = await asyncio.to_thread(self._replace, worker)
         return worker
 
-    def _replace(self, dead: _Worker) -> _Worker:
+    def _replace(self, old: _Worker) -> _Worker:
+        """Start a process in `old`'s place (blocking; in a thread), then retire `old`: at once
+        when it is dead or read by no live loop, else once it has answered what it holds."""
+        with self._renewing:
+            if old in self._workers:  # else replaced meanwhile
+                fresh = self._start()
+                with self._lock:
+                    if self._closed:
+                        fresh.stop()
+                        raise Unavailable("the server is stopping", retry_after=1)
+                    self._workers[self._workers.index(old)] = fresh
+                if old.dead or old.loop is None or old.loop.is_closed():
+                    old.stop()
+                else:
+                    asyncio.run_coroutine_threadsafe(old.drain_then_stop(), old.loop)
         with self._lock:
-            if dead not in self._workers:  # replaced meanwhile
-                return next((w for w in self._workers if not w.dead), self._workers[0])
-            dead.stop()
-            fresh = self._start()
-            self._workers[self._workers.index(dead)] = fresh
-            return fresh
+            return next((w for w in self._workers if not w.dead), self._workers[0])
+
+    def _renew_in_background(self, stale: _Worker) -> None:
+        """A fresh process for a stale one; the stale one answers until it is ready."""
+
+        def renew() -> None:
+            try:
+                self._replace(stale)
+            except Exception:  # the stale process keeps answering; the next answer tries again
+                log.exception("a fresh match process could not be started")
+                stale.stale = False
+
+        if not self._renewing.locked():
+            threading.Thread(target=renew, name="errkb-match-renew", daemon=True).start()
 
     async def match(
         self, body: bytes, content_type: str, *, limit: int, public_url: str
@@ -224,6 +269,8 @@ class MatchProcesses:
         # share of one match, as seen by the server.
         seconds = (time.monotonic() - started) * self._processes / max(1, self.held)
         self._seconds = 0.8 * self._seconds + 0.2 * seconds
+        if worker.stale and worker in self._workers:
+            self._renew_in_background(worker)
         if isinstance(found, BadInput):
             raise BadInput(found.message, loc=("body",))
         if isinstance(found, Exception):
@@ -235,15 +282,14 @@ class MatchProcesses:
         (from a thread other than the event loop's, or before the loop reads the processes)."""
         self.warm()
         for worker in list(self._workers):
-            request = ("wait", timeout or 60.0)
-            if worker.loop is None:
-                worker.call_blocking(request)
-            else:
-                asyncio.run_coroutine_threadsafe(worker.call(request), worker.loop).result()
+            worker.call_from_thread(("check",))
+            if worker.stale:
+                self._replace(worker)
 
     def close(self) -> None:
         """Stop the processes, if started; the matches they held are dropped."""
         with self._lock:
             workers, self._workers = self._workers, []
+            self._closed = True
         for worker in workers:
             worker.stop()

@@ -2,25 +2,51 @@
 
 The server sends each request as one frame (a 4-byte big-endian length, then a pickle, the
 framing of `multiprocessing.Connection`) and reads the answers in the order it sent them. The
-process answers one request at a time; it builds its index before it says it is ready, and keeps
-it fresh in a background thread (`LiveIndex`). It ends with the server however the server dies
-(`core.lifeline`), and hands back response models, never the index's objects.
+process answers one request at a time, with the index it built before it said it was ready. It
+never rebuilds that index: at most every `refresh_seconds` it checks whether an ingest has moved
+the database on, and says so with its next answer; the server then starts a fresh process and
+retires this one, whose memory goes back to the system whole (an index rebuilt in place left
+about 20 MiB per process behind at each ingest). It ends with the server however the server
+dies (`core.lifeline`), and hands back response models, never the index's objects.
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
+import time
 from multiprocessing.connection import Connection
-from typing import Any
 
 from errkb.core.db import make_engine
 from errkb.core.errors import BadInput
 from errkb.core.lifeline import exit_with
 from errkb.core.priority import lower_priority
-from errkb.service.match.matcher.live import LiveIndex
-from errkb.service.read.matches import MatchOut, live_index, matches_in, text_of
+from errkb.service.match.queries import DbEngine, generation_now
+from errkb.service.read.matches import MatchIndex, MatchOut, match_index, matches_in, text_of
 
 READY = b"ready"
+log = logging.getLogger(__name__)
+
+
+class _Freshness:
+    """Whether the database has moved on since the index was built, checked now and then."""
+
+    def __init__(self, engine: DbEngine, index: MatchIndex, refresh_seconds: float) -> None:
+        self._engine = engine
+        self._generation = index.generation
+        self._period = refresh_seconds
+        self._checked = time.monotonic()
+        self.stale = False
+
+    def check(self, *, now: bool = False) -> bool:
+        moment = time.monotonic()
+        if not self.stale and (now or moment - self._checked >= self._period):
+            self._checked = moment
+            try:
+                self.stale = generation_now(self._engine) != self._generation
+            except Exception:  # noqa: BLE001 - a database that does not answer: ask again later
+                log.warning("the match process could not read the ingest generation")
+        return self.stale
 
 
 def serve(
@@ -29,37 +55,32 @@ def serve(
     """The process's whole life: build the index, say so, then answer until the server goes."""
     exit_with(parent)
     lower_priority(nice)
-    live = live_index(make_engine(database_url), refresh_seconds=refresh_seconds)
+    engine = make_engine(database_url)
+    index = match_index(engine)
+    freshness = _Freshness(engine, index, refresh_seconds)
     conn.send_bytes(READY)
     while True:
         try:
             request = conn.recv_bytes()
         except (EOFError, OSError):  # the server closed its end
             return
-        conn.send_bytes(pickle.dumps(_answer(live, pickle.loads(request)), protocol=5))
-
-
-def _answer(live: LiveIndex, request: tuple[Any, ...]) -> Any:
-    """The answer to one request, or the exception it raised (the server raises it again)."""
-    op, *args = request
-    try:
-        if op == "match":
-            return _match(live, *args)
-        live.current()  # "wait": notice a new generation now, whatever the refresh period
-        live.wait(args[0])
-        return None
-    except Exception as exc:  # noqa: BLE001 - handed to the server, which raises it again
-        return exc if _picklable(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
+        op, *args = pickle.loads(request)
+        answer = _match(index, *args) if op == "match" else None
+        stale = freshness.check(now=op == "check")
+        conn.send_bytes(pickle.dumps((stale, answer), protocol=5))
 
 
 def _match(
-    live: LiveIndex, body: bytes, content_type: str, limit: int, public_url: str
-) -> list[MatchOut] | BadInput:
+    index: MatchIndex, body: bytes, content_type: str, limit: int, public_url: str
+) -> list[MatchOut] | Exception:
+    """The matches, or the exception to raise in the server (a bad body is a 422 there)."""
     try:
         text = text_of(body, content_type)
+        return matches_in(index, text, limit=limit, public_url=public_url)
     except BadInput as exc:  # returned, not raised: its `loc` would not survive pickling
         return exc
-    return matches_in(live.current(), text, limit=limit, public_url=public_url)
+    except Exception as exc:  # noqa: BLE001 - handed to the server, which raises it again
+        return exc if _picklable(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 def _picklable(exc: Exception) -> bool:

@@ -1,23 +1,21 @@
 """The errors a pasted log or traceback shows, ranked, with the evidence for each.
 
 The matcher (`service.match.matcher`) is pure: it ranks a text against an index of every known
-message. This module builds that index from the database, keeps it fresh in a long-lived process
-(`live_index`), and turns the matcher's findings into the served `MatchOut`, for the API, the
-paste box, the CLI and the MCP server alike.
+message. This module builds that index from the database (`match_index`; a match process keeps
+one, see `match_worker`), and turns the matcher's findings into the served `MatchOut`, for the
+API, the paste box, the CLI and the MCP server alike.
 """
 
 from __future__ import annotations
 
 from errkb.service.match.matcher import MatchIndex, match_text
-from errkb.service.match.matcher.live import LiveIndex
-from errkb.service.match.queries import DbEngine, generation_now, load_index
+from errkb.service.match.queries import DbEngine, load_index
 from errkb.service.match.schemas import MatchOut, MatchResponse, match_out, text_of
 
 __all__ = [
     "MatchIndex",
     "MatchOut",
     "MatchResponse",
-    "live_index",
     "match_index",
     "matches_in",
     "text_of",
@@ -27,13 +25,6 @@ __all__ = [
 def match_index(engine: DbEngine) -> MatchIndex:
     """The index of every known message, read from the database now."""
     return load_index(engine)
-
-
-def live_index(engine: DbEngine, *, refresh_seconds: float = 2.0) -> LiveIndex:
-    """An index that rebuilds itself in the background after each ingest."""
-    return LiveIndex(
-        engine, loader=load_index, generation=generation_now, refresh_seconds=refresh_seconds
-    )
 
 
 def matches_in(index: MatchIndex, text: str, *, limit: int, public_url: str) -> list[MatchOut]:

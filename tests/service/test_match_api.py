@@ -235,3 +235,33 @@ def test_a_match_process_that_dies_fails_one_request_then_is_started_again(
         assert int(lost.headers["retry-after"]) >= 1
     assert after.status_code == 200 and after.json()["matches"][0]["id"] == swa_id()
     assert fresh_pid != first_pid
+
+
+def test_after_an_ingest_a_fresh_match_process_takes_over_and_the_old_one_ends(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The stale process answers until the fresh one is ready, then ends (its memory with it)."""
+    ingest_version(db_url, tmp_path, 1)
+    layout = "ValueError: Unsupported layout 'nhd' for the paged KV cache"
+
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[Any]:
+        (old,) = app.state.matcher._workers
+        await asyncio.to_thread(ingest_version, db_url, tmp_path, 2)
+        answers = []
+        for _ in range(400):  # the fresh process builds its index while these are answered
+            answers.append(await client.post("/api/match", content=layout))
+            (current,) = app.state.matcher._workers
+            if current is not old and any(m["score"] >= 0.8 for m in answers[-1].json()["matches"]):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(old.process.join, 10)
+        return [answers, old, current, old.process.is_alive(), current.process.is_alive()]
+
+    settings = _settings(db_url, tmp_path, match_refresh_seconds=0)
+    answers, old, current, old_alive, current_alive = _run(settings, scenario)
+    assert all(a.status_code == 200 for a in answers)
+    assert current is not old and current_alive
+    assert not old_alive  # retired once it had answered what it held
+    assert [m["title"] for m in answers[-1].json()["matches"] if m["score"] >= 0.8] == [
+        "Unsupported layout {layout!r} for the paged KV cache"
+    ]
