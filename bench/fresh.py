@@ -23,8 +23,10 @@ It prints medians and ranges over the rounds, and the ratio incremental / baseli
 `--base FILE` reuses a SQLite knowledge base of those releases built before (by an earlier run
 with `--keep-base FILE`); its documents are first brought up to date with this code.
 
+`--served-only` runs only the rounds beside a server, without waiting for its keeper.
+
 Usage: .venv/bin/python bench/fresh.py [--releases N|all] [--rounds N] [--download]
-           [--base FILE | --keep-base FILE]
+           [--base FILE | --keep-base FILE] [--served-only]
 """
 
 from __future__ import annotations
@@ -174,10 +176,12 @@ def _sample(url: str, label: str) -> list[str]:
     return rng.sample(new, min(SAMPLE, len(new))) + rng.sample(old, min(SAMPLE, len(old)))
 
 
-def served(url: str, version: str, cache: Path) -> tuple[float, float, float]:
+def served(
+    url: str, version: str, cache: Path, *, keeper: bool = True
+) -> tuple[float, float, float]:
     """Beside a running server: seconds from the start of the ingest until the sampled entries
     answer with the release, the slowest of those first answers, and seconds until every
-    document is current again (the keeper's background build)."""
+    document is current again (the keeper's background build; nan without `keeper`)."""
     port = _free_port()
     server = _serve(url, port)
     try:
@@ -193,11 +197,12 @@ def served(url: str, version: str, cache: Path) -> tuple[float, float, float]:
                 if answer.status_code != 200 or answer.json()["snapshot"] != version:
                     raise SystemExit(f"{error_id}: {answer.status_code}, not served from {version}")
             answered = time.perf_counter() - started
-            while True:  # the keeper: /healthz's figures are refreshed every few seconds
+            while keeper:  # the keeper: /healthz's figures are refreshed every few seconds
                 kb = client.get("/healthz").json()["knowledge"]
                 if kb["snapshots"] > held and kb["docs_current"] >= kb["entries"]:
                     return answered, slowest, time.perf_counter() - started
                 time.sleep(1)
+            return answered, slowest, float("nan")
     finally:
         server.terminate()
         server.wait(30)
@@ -229,6 +234,11 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--base", type=Path, help="a knowledge base of all but the newest")
     parser.add_argument("--keep-base", type=Path, help="keep the base built here, for --base")
+    parser.add_argument(
+        "--served-only",
+        action="store_true",
+        help="only the release beside a running server, without waiting for its keeper",
+    )
     args = parser.parse_args()
     count = None if args.releases == "all" else int(args.releases)
     versions = releases(count, args.download, args.cache)
@@ -250,10 +260,16 @@ def main() -> None:
         for n in range(1, args.rounds + 1):
             beside_kb = Path(tmp) / f"served{n}.sqlite3"  # a file of its own: no WAL left over
             shutil.copyfile(base, beside_kb)
-            beside = served(f"sqlite:///{beside_kb}", newest, args.cache)
+            beside = served(
+                f"sqlite:///{beside_kb}", newest, args.cache, keeper=not args.served_only
+            )
             answered.append(beside[0])
             slowest.append(beside[1])
             keeper.append(beside[2])
+            beside_kb.unlink()
+            if args.served_only:
+                print(f"round {n}: served in {beside[0]:.1f} s", file=sys.stderr)
+                continue
             kb = Path(tmp) / f"round{n}.sqlite3"
             shutil.copyfile(base, kb)
             url = f"sqlite:///{kb}"
@@ -281,6 +297,13 @@ def main() -> None:
                 f"every doc current after {keeper[-1]:.1f} s",
                 file=sys.stderr,
             )
+        if args.served_only:
+            print(
+                f"beside a running server, ingest to {2 * SAMPLE} of its entries served: "
+                f"{_spread(answered)} (goal <= 15 s); slowest first answer "
+                f"{statistics.median(slowest) * 1000:.0f} ms"
+            )
+            return
         everything = docs(url, force=True)
         full = statistics.median(ingests) + everything.seconds
         print(f"baseline: every doc rebuilt in {everything.seconds:.1f} s", file=sys.stderr)
