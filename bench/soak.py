@@ -131,7 +131,7 @@ def _role(pid: int, depth: int, parent: str) -> str:
     except OSError:
         return "ended"
     words = b" ".join(argv)
-    if b" docs" in words:
+    if b" docs" in words or parent == "doc builder":  # the build and its pool's processes
         return "doc builder"
     if b"resource_tracker" in words:
         return "resource trackers"
@@ -382,6 +382,7 @@ def main() -> None:
         rec = Recorder()
         loads: list[float] = []
         samples: list[float] = []  # RSS every sixth of the measured time
+        marks: list[dict[str, float]] = []  # RSS by process after the warm-up and at the end
 
         async def run() -> tuple[float, float, int]:
             stop = asyncio.Event()
@@ -411,7 +412,8 @@ def main() -> None:
             start_ingest()
             await asyncio.sleep(args.warmup)
             rss_warm = rss_mib(server.pid)
-            print(f"RSS by process after warm-up (MiB): {_roles_text(rss_by_role(server.pid))}")
+            marks.append(rss_by_role(server.pid))
+            print(f"RSS by process after warm-up (MiB): {_roles_text(marks[-1])}")
             loads.append(os.getloadavg()[0])
             rec.measuring = True
             measuring.set()
@@ -431,6 +433,8 @@ def main() -> None:
             measuring.clear()
             loads.append(os.getloadavg()[0])
             rss_end = rss_mib(server.pid)
+            marks.append(rss_by_role(server.pid))
+            print(f"RSS by process at the end (MiB): {_roles_text(marks[-1])}")
             probe_stop.set()
             latencies, failures = probe_out.get()
             prober.join()
@@ -491,6 +495,12 @@ def main() -> None:
         f"after warm-up {rss_warm:.0f} MiB, end {rss_end:.0f} MiB; growth after warm-up "
         f"{growth:+.0f} MiB, {100 * growth / rss_warm:+.1f}% (goal <= 10%); every sixth of "
         f"the measure: {', '.join(f'{m:.0f}' for m in samples)} MiB"
+    )
+    warm, last = (sum(v for k, v in m.items() if k != "doc builder") for m in marks)
+    print(
+        f"the same without the background document build (a process the server starts while "
+        f"documents are out of date, and which ends with its work): after warm-up {warm:.0f} "
+        f"MiB, end {last:.0f} MiB, growth {100 * (last - warm) / warm:+.1f}%"
     )
 
 
