@@ -277,8 +277,8 @@ class MatchProcesses:
             raise found
         return list(found)
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait until a rebuild of the index the processes use, if one is due, has finished
+    def wait(self) -> None:
+        """Check every process now and wait until a stale one's fresh process has taken over
         (from a thread other than the event loop's, or before the loop reads the processes)."""
         self.warm()
         for worker in list(self._workers):

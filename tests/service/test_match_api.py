@@ -137,7 +137,7 @@ def test_index_is_rebuilt_after_an_ingest_without_dropping_requests(
         before = await titles()
         await asyncio.to_thread(ingest_version, db_url, tmp_path, 2)
         during = await titles()  # notices the new generation; answered by the old index
-        await asyncio.to_thread(app.state.matcher.wait, 60)
+        await asyncio.to_thread(app.state.matcher.wait)
         after = await titles()
         return [before, during, after]
 
