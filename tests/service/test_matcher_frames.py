@@ -97,6 +97,9 @@ def test_a_quoted_opening_in_prose_is_found_when_it_is_distinctive() -> None:
     assert not unquoted or unquoted[0].score < top.score
     short = match_text(index, "it raised `Unknown quant` at start")  # too short to tell
     assert not short or short[0].score < 0.5
+    # The class's name may sit inside the quotes, before the opening words.
+    with_class = prose.replace("`Unknown", "`ValueError: Unknown")
+    assert match_text(index, with_class)[0].score >= top.score  # and the class is named
 
 
 def test_raise_lines_lookup_finds_every_span_holding_the_line() -> None:

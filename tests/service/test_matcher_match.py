@@ -76,6 +76,16 @@ def test_values_are_captured_under_their_expressions() -> None:
     }
 
 
+def test_a_message_retyped_in_other_case_is_found_and_keeps_the_posters_values() -> None:
+    # People retype what they saw: case changes, words run together or apart.
+    m = _top("the server said: the INPUT (85050 Tokens) is longer than the model's context "
+             "length (32768 TOKENS)")  # fmt: skip
+    assert m.entry.id == ROWS[2].id and m.score >= 0.8
+    assert m.params == {"input_token_num": "85050", "self.context_len": "32768"}
+    retyped = _top("GLOBAL SERVER ARGS IS NOT SET YET!")
+    assert retyped.entry.id in {ROWS[4].id, ROWS[5].id} and retyped.score >= 0.8
+
+
 def test_a_json_escaped_message_in_an_api_error() -> None:
     body = (
         '{"object": "error", "message": "ValueError: Model architectures [\\"Glm4\\"] are not '
@@ -224,3 +234,17 @@ def test_a_frame_decides_between_messages_that_begin_alike_when_the_text_is_cut(
     # Without a frame, nothing tells them apart but the share of each message shown.
     bare = match_text(index, text.split("\n")[-1])
     assert bare[0].entry.id == moved.id
+
+
+def test_a_named_class_brings_its_best_entries_into_the_candidates() -> None:
+    from errkb.service.match.matcher.normalize import words
+
+    # The words favour the ValueError "Invalid mode" entry; the text names a RuntimeError.
+    text = "Invalid mode: forward_mode=EXTEND then a RuntimeError about server args"
+    found = set(words(text))
+    (top,) = [INDEX.entries[e] for e in INDEX.candidates(found, 1)]
+    assert top.id == ROWS[6].id
+    named = [INDEX.entries[e].id for e in INDEX.candidates(found, 1, per_class=1)]
+    assert named == [ROWS[6].id, ROWS[5].id]  # the RuntimeError's best follows
+    unnamed = set(words(text.replace("RuntimeError", "error")))
+    assert len(INDEX.candidates(unnamed, 1, per_class=1)) == 1

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from errkb.service.match.matcher.normalize import prefix_length, prepare, squeeze, tokens
+from errkb.service.match.matcher.normalize import fold, prefix_length, prepare, squeeze, tokens
 
 
 @pytest.mark.parametrize(
@@ -91,3 +91,13 @@ def test_json_escaped_messages_are_unescaped_in_place() -> None:
 def test_windows_traceback_paths_keep_their_backslashes() -> None:
     text = 'File "C:\\venv\\sglang\\srt\\tokenizer_manager.py", line 3, in f'
     assert "\\tokenizer_manager.py" in prepare(text).squeezed
+
+
+def test_the_folded_text_keeps_every_offset() -> None:
+    # `İ` lowers to two characters: the folded copy must not shift what follows it.
+    text = "İstanbul SGLang ÉTÉ failed: sm 75"
+    prep = prepare(text)
+    assert len(prep.folded) == len(prep.squeezed)
+    assert prep.folded.endswith("failed:sm75") and "sglang" in prep.folded
+    assert fold("ÉTÉ Mixed") == "été mixed"
+    assert tokens("SGLang Only") == tokens("sglang only") == [b"sglang", b"only"]

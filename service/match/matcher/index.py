@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.mentions import Mentions, build_mentions
-from errkb.service.match.matcher.normalize import WORD_CHARS, squeeze, tokens
+from errkb.service.match.matcher.normalize import WORD_CHARS, fold, squeeze, tokens
 from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
@@ -102,6 +102,9 @@ class MatchIndex:
     statements: Statements = field(default_factory=dict)
     # Asserts and missing-key lookups as prose names them (see `mentions`).
     mentions: Mentions = field(default_factory=lambda: Mentions({}, {}))
+    # A class's name as a folded word (`importerror`) -> its entries: a text that names a class
+    # gets that class's best candidates too (see `candidates`).
+    classes: Mapping[bytes, frozenset[int]] = field(default_factory=dict)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -109,8 +112,10 @@ class MatchIndex:
         spans = self.raise_lines.get(path.rsplit("/", 1)[-1])
         return spans.entries_at(line) if spans is not None else []
 
-    def candidates(self, words: Iterable[bytes], limit: int) -> list[int]:
-        """Indexes of the `limit` entries whose posted words the text covers best."""
+    def candidates(self, words: Iterable[bytes], limit: int, per_class: int = 0) -> list[int]:
+        """Indexes of the `limit` entries whose posted words the text covers best, then of the
+        `per_class` best of each class the words name (`ImportError: DeepEP is not installed`
+        in prose full of words that other errors share: the class narrows it down)."""
         # Each posting carries the word's share of its entry's smoothed total weight, so the
         # sums are the entries' keys and selecting the best is a C-level `nlargest`.
         mass: dict[int, float] = {}
@@ -121,7 +126,14 @@ class MatchIndex:
             if posting is not None:
                 for e, share in posting:
                     mass[e] = get(e, 0.0) + share
-        return [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
+        best = [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
+        if per_class:
+            for word in words:
+                members = self.classes.get(word)
+                if members is not None:
+                    named = [(e, m) for e, m in mass.items() if e in members]
+                    best.extend(e for e, _ in heapq.nlargest(per_class, named, key=itemgetter(1)))
+        return list(dict.fromkeys(best))
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +172,7 @@ def compile_entry(
             continue
         text = seg["text"]
         words.extend(_whole_words(text, segs, n))
-        squeezed = squeeze(text)
+        squeezed = fold(squeeze(text))
         if not squeezed:
             continue
         if pieces and not gaps[-1]:
@@ -284,7 +296,18 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         raise_lines=raise_lines,
         statements=statements,
         mentions=build_mentions(entries),
+        classes=_classes(entries),
     )
+
+
+def _classes(entries: list[CompiledTemplate]) -> dict[bytes, frozenset[int]]:
+    """Entries by their class's folded name (an indirect raise has no class name)."""
+    found: dict[bytes, set[int]] = {}
+    for e, entry in enumerate(entries):
+        name = entry.exception
+        if name.isidentifier() and name.lstrip("_")[:1].isupper():
+            found.setdefault(name.lower().encode(), set()).add(e)
+    return {name: frozenset(members) for name, members in found.items()}
 
 
 def _raise_lines(entries: list[CompiledTemplate]) -> dict[str, RaiseLines]:

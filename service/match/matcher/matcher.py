@@ -24,6 +24,7 @@ from errkb.service.match.matcher.normalize import Prepared, prepare, words
 from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
 
 CANDIDATES = 40  # templates aligned per request
+CLASS_CANDIDATES = 8  # and the best of each class the text names
 ALIGNMENTS_PER_CANDIDATE = 3
 MIN_SCORE = 0.2
 _LEAD = 200  # input characters searched before a message for a leading placeholder's value
@@ -53,7 +54,7 @@ def match_text(
     if exhaustive:
         candidates: list[int] | range = range(len(index.entries))
     else:
-        found = index.candidates(set(words(prep.work)), CANDIDATES)
+        found = index.candidates(set(words(prep.work)), CANDIDATES, CLASS_CANDIDATES)
         candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
     for e in candidates:
@@ -61,7 +62,7 @@ def match_text(
         if not entry.pieces:  # no message to read: only its frames tell it (`frame_hits`)
             continue
         best: _Scored | None = None
-        for al in alignments(entry.pieces, prep.squeezed, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
+        for al in alignments(entry.pieces, prep.folded, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
             s = _score(entry, al, prep)
             if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
                 best = s
@@ -153,13 +154,17 @@ def _cut_in_value(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> boo
 
 def _quoted_opening(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:
     """True when the text quotes the message's opening words in prose (`raised `Unknown
-    quantization method``): the found part starts the template, is long enough to tell errors
-    apart, and sits between a pair of quotes. The rest was never shown, as with a cut text."""
+    quantization method``, `` `ImportError: DeepEP is not installed` ``): the found part starts
+    the template, is long enough to tell errors apart, and sits between a pair of quotes, with
+    the class's name inside them or not. The rest was never shown, as with a cut text."""
     if al.first != 0 or entry.gaps[0] or al.matched < _MIN_QUOTED:
         return False
     start = prep.to_input(al.starts[0])
     end = prep.end_to_input(al.end(entry.pieces))
     text = prep.text
+    head = text[max(0, start - _LEAD) : start].rstrip()
+    if head.endswith(entry.exception + ":"):  # `ImportError: DeepEP is not installed`, quoted
+        start -= len(text[max(0, start - _LEAD) : start]) - len(head) + len(entry.exception) + 1
     if start == 0 or end >= len(text):
         return False
     opening, closing = text[start - 1], text[end]

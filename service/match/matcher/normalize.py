@@ -6,6 +6,11 @@ a word. Matching therefore runs on a *squeezed* copy: prefixes and backticks are
 (so offsets stay those of the input) and then every whitespace character is removed, which makes
 word-boundary and mid-word wrapping alike invisible. Templates are squeezed the same way.
 
+Messages are compared without regard to case: people retype what they saw (`SGlang only
+supports sm 75 and above`), and a title-cased log line or an upper-cased tag changes no meaning.
+The folded copy keeps every offset, so what is captured and shown
+is the input's own text. Frames and class names are read from the unfolded copy.
+
 Everything here is plain `str` work, linear in the input: no regular expressions.
 """
 
@@ -21,9 +26,14 @@ _STARTERS = frozenset("[(>0123456789")
 _DATE_CHARS = frozenset("0123456789-/:.,TZ+ ")
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
 WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
-# Bytes other than ASCII letters, digits and `_` become spaces; UTF-8 bytes of non-ASCII
-# characters stay inside words. Working on bytes keeps tokenizing a 1 MiB body in C.
-_WORD_BYTES = bytes(b if b >= 0x80 or chr(b) in WORD_CHARS else 0x20 for b in range(256))
+# Bytes other than ASCII letters, digits and `_` become spaces, and ASCII capitals lower case;
+# UTF-8 bytes of non-ASCII characters stay inside words. Working on bytes keeps tokenizing a
+# 1 MiB body in C.
+_WORD_BYTES = bytes(
+    ord(chr(b).lower()) if b < 0x80 and chr(b) in WORD_CHARS else b if b >= 0x80 else 0x20
+    for b in range(256)
+)
+_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def squeeze(text: str) -> str:
@@ -31,8 +41,16 @@ def squeeze(text: str) -> str:
     return "".join(text.replace("`", " ").split())
 
 
+def fold(text: str) -> str:
+    """The text in lower case, with the same length and offsets (where lowering would change
+    the length, as for `İ`, only ASCII capitals are lowered)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_FOLD)
+
+
 def words(text: str) -> list[bytes]:
-    """Word tokens as UTF-8 bytes (ASCII letters, digits and `_`; non-ASCII kept inside)."""
+    """Word tokens as UTF-8 bytes, folded (ASCII letters, digits and `_`; non-ASCII kept
+    inside)."""
     return text.encode("utf-8", "replace").translate(_WORD_BYTES).split()
 
 
@@ -48,6 +66,7 @@ class Prepared:
     text: str  # the input as given
     work: str  # the input, same length, with log prefixes, backticks, escapes turned into spaces
     squeezed: str  # `work` without whitespace
+    folded: str  # `squeezed` with ASCII capitals in lower case (what messages are aligned in)
     cum: tuple[int, ...]  # cum[b] = non-whitespace characters in work[: b * _BLOCK]
     _blocks: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -97,7 +116,10 @@ def prepare(text: str) -> Prepared:
         parts.append(part)
         cum.append(cum[-1] + len(part))
     cum.pop()
-    return Prepared(text=text, work=work, squeezed="".join(parts), cum=tuple(cum))
+    squeezed = "".join(parts)
+    return Prepared(
+        text=text, work=work, squeezed=squeezed, folded=fold(squeezed), cum=tuple(cum)
+    )
 
 
 def _blank_escapes(work: str) -> str:
