@@ -117,9 +117,7 @@ def prepare(text: str) -> Prepared:
         cum.append(cum[-1] + len(part))
     cum.pop()
     squeezed = "".join(parts)
-    return Prepared(
-        text=text, work=work, squeezed=squeezed, folded=fold(squeezed), cum=tuple(cum)
-    )
+    return Prepared(text=text, work=work, squeezed=squeezed, folded=fold(squeezed), cum=tuple(cum))
 
 
 def _blank_escapes(work: str) -> str:
