@@ -14,11 +14,12 @@ import heapq
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any, NamedTuple
 
 from errkb.service.match.matcher.align import anchor_order
+from errkb.service.match.matcher.literals import shown_literals
 from errkb.service.match.matcher.mentions import Mentions, build_mentions
 from errkb.service.match.matcher.normalize import WORD_CHARS, fold, squeeze, tokens
 from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
@@ -85,6 +86,9 @@ class CompiledTemplate:
     # The failing statement as a traceback prints it, squeezed and without quotes
     # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (see `statements`).
     statement: str = ""
+    # Other forms the message may take: a literal a placeholder's source shows, alone (see
+    # `literals`). Each shares this entry's identity and sites.
+    variants: tuple[CompiledTemplate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,13 @@ def compile_entry(
         )
     )
     snapshots = tuple(dict.fromkeys(s.snapshot for s in sites))
+    variants = []
+    for literal in (
+        t for seg in segs if seg["kind"] != "text" for t in shown_literals(seg["text"])
+    ):
+        words.extend(tokens(literal))
+        piece = (fold(squeeze(literal)),)
+        variants.append((piece, len(piece[0])))
     entry = CompiledTemplate(
         id=row.id,
         title=row.title,
@@ -200,6 +211,12 @@ def compile_entry(
         roots=_roots(sites),
         statement=statement_key(row),
     )
+    if variants:
+        forms = (
+            replace(entry, pieces=piece, gaps=((), ()), literal_len=size, anchors=(0,))
+            for piece, size in dict.fromkeys(variants)
+        )
+        entry = replace(entry, variants=tuple(forms))
     return entry, list(dict.fromkeys(words))
 
 
@@ -254,7 +271,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     names: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
     for row in rows:
         entry, words = compile_entry(row, names)
-        if not entry.pieces:
+        if not entry.pieces and not entry.variants:
             opaque += 1  # no literal text: only a traceback's frame can identify it
             if not entry.statement:
                 continue

@@ -59,13 +59,14 @@ def match_text(
     scored: list[_Scored] = []
     for e in candidates:
         entry = index.entries[e]
-        if not entry.pieces:  # no message to read: only its frames tell it (`frame_hits`)
-            continue
         best: _Scored | None = None
-        for al in alignments(entry.pieces, prep.folded, entry.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
-            s = _score(entry, al, prep)
-            if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
-                best = s
+        for form in (entry, *entry.variants):  # without pieces, only frames tell it
+            if not form.pieces:
+                continue
+            for al in alignments(form.pieces, prep.folded, form.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
+                s = _score(form, al, prep)
+                if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
+                    best = s
         if best is not None and best.score >= min_score:
             scored.append(best)
     scored = _frames_decide(scored)
