@@ -235,13 +235,14 @@ def reason(template: Template) -> str | None:
     """Why the message says it fails, in its own words: a parenthesis, a "because" clause, a
     "no … scheme", or what the code "only supports"."""
     text = display(template)
-    low = text.lower()
+    masked = _masked(template)
+    low = masked.lower()
     for marker in _REASON_MARKERS:
         at = low.find(marker)
         if at >= 0:
             return _clause(text[at + len(marker) :])
-    start = text.find("(")
-    end = text.find(")", start + 1)
+    start = masked.find("(")
+    end = masked.find(")", start + 1)
     if start >= 0 and end > start + 8:
         inner = text[start + 1 : end].strip()
         words = [w for w in inner.split() if w.isalpha()]
@@ -254,6 +255,20 @@ def reason(template: Template) -> str | None:
             if not is_advice(s) and s != sentences(text)[0]:
                 return _clause(s)
     return None
+
+
+def _masked(template: Template) -> str:
+    """`display(template)` with the source inside each placeholder blanked, offsets kept: words
+    in the code (`{failure_reason or 'Failed due to an unknown reason'}`) are not the
+    message's own."""
+    shown = []
+    for seg in template.segments:
+        if seg.kind == "text":
+            shown.append(seg.text)
+            continue
+        inner = Template((seg,), template.form).display[1:-1]
+        shown.append("{" + "".join(c if c.isspace() else "\0" for c in inner) + "}")
+    return " ".join("".join(shown).split())
 
 
 def _clause(text: str) -> str:

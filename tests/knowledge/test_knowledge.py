@@ -10,7 +10,7 @@ from errkb.knowledge import explain_error
 from errkb.knowledge.commands import escape, trigger_args
 from errkb.knowledge.environment import named_in_message
 from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
-from errkb.knowledge.message import advice, category, rules, sentences
+from errkb.knowledge.message import advice, category, reason, rules, sentences
 from errkb.knowledge.related import rank_related, reason_words, similarity
 from errkb.knowledge.timeline import timeline
 from errkb.knowledge.wording import activity, cli_value
@@ -227,6 +227,22 @@ def test_message_sentences_and_advice() -> None:
     tpl = Template((Segment("text", "X is not supported. Use --z or disable y."),), "literal")
     assert advice(tpl) == ["Use --z or disable y."]
     assert rules(tpl) == ["X is not supported."]
+
+
+def test_the_reason_is_read_from_the_message_not_from_the_code_it_prints() -> None:
+    said = Template(
+        (Segment("text", "Transfer failed due to a dead peer ("), Segment("placeholder", "room"),
+         Segment("text", ")")),
+        "fstring",
+    )  # fmt: skip
+    assert reason(said) == "a dead peer ({room})"
+    # KVTransferError(self.bootstrap_room, failure_reason or "Failed due to ... another rank")
+    printed = Template(
+        (Segment("placeholder", "self.bootstrap_room"), Segment("text", ", "),
+         Segment("placeholder", "failure_reason or 'Failed due to an unknown reason (rank)'")),
+        "other",
+    )  # fmt: skip
+    assert reason(printed) is None
 
 
 def test_a_sentence_reporting_what_happened_is_not_advice() -> None:
