@@ -9,7 +9,7 @@ answering while it works.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request, Response
 
 from errkb.core.errors import BadInput
 from errkb.core.settings import Settings
@@ -56,21 +56,23 @@ _RESPONSES: dict[int | str, dict[str, object]] = {
     responses=_RESPONSES,
     openapi_extra={"requestBody": _BODY},
 )
-async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> MatchResponse:
-    """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base."""
+async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> Response:
+    """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base.
+
+    The answer is a `MatchResponse`, serialized by the match process (see `match_json`)."""
     settings: Settings = request.app.state.settings
     matcher: MatchProcesses = request.app.state.matcher
     with matcher.admitted():  # before the body is read: a refused request costs nothing
         body = await read_capped(request, settings.max_body_bytes)
         if not body:
             raise BadInput("the request body is empty: send the log text to match", loc=("body",))
-        found = await matcher.match(
+        found = await matcher.match_json(
             body,
             request.headers.get("content-type", ""),
             limit=limit,
             public_url=settings.public_url,
         )
-    return MatchResponse(matches=found)
+    return Response(found, media_type="application/json")
 
 
 def install_matcher(app: FastAPI) -> None:

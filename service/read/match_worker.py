@@ -7,7 +7,8 @@ never rebuilds that index: at most every `refresh_seconds` it checks whether an 
 the database on, and says so with its next answer; the server then starts a fresh process and
 retires this one, whose memory goes back to the system whole (an index rebuilt in place left
 about 20 MiB per process behind at each ingest). It ends with the server however the server
-dies (`core.lifeline`), and hands back response models, never the index's objects.
+dies (`core.lifeline`), and hands back response models (or, for the API, their JSON), never
+the index's objects.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from errkb.core.errors import BadInput
 from errkb.core.lifeline import exit_with
 from errkb.core.priority import lower_priority
 from errkb.service.match.queries import DbEngine, generation_now
-from errkb.service.read.matches import MatchIndex, MatchOut, match_index, matches_in, text_of
+from errkb.service.read.matches import (
+    MatchIndex,
+    MatchOut,
+    MatchResponse,
+    match_index,
+    matches_in,
+    text_of,
+)
 
 READY = b"ready"
 log = logging.getLogger(__name__)
@@ -65,7 +73,9 @@ def serve(
         except (EOFError, OSError):  # the server closed its end
             return
         op, *args = pickle.loads(request)
-        answer = _match(index, *args) if op == "match" else None
+        answer = _match(index, *args) if op in ("match", "match_json") else None
+        if op == "match_json" and isinstance(answer, list):
+            answer = MatchResponse.model_construct(matches=answer).model_dump_json().encode()
         stale = freshness.check(now=op == "check")
         conn.send_bytes(pickle.dumps((stale, answer), protocol=5))
 

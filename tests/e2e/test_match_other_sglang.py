@@ -27,12 +27,13 @@ from errkb.service.match.queries import load_index
 pytestmark = pytest.mark.sglang
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "match-dev" / "cases-other.jsonl"
-# Measured on 2026-12-05: 24 of the 28 held cases. The four missed are a message retold in other
-# words (Chinese prose, "sm 75"), a KeyError whose file moved after the poster's release (the
-# four releases hold the subscript only in another file), and sglang's KVTransferError, whose
-# text is built from a variable the raise does not show (twice). A message whose f-string
-# changed inside a literal (`{self.x=}` became `{x=}`) is found since the same day.
-FLOOR = 0.85
+# Measured on 2026-12-06: 26 of the 28 held cases. The two missed are a KeyError whose file
+# moved after the poster's release (the four releases hold the subscript only in another file,
+# in a function of another name), and a KVTransferError whose text is a literal handed to
+# `record_failure` and raised later from what it stored. Found since that day: a message retyped
+# in other case and words ("SGlang only supports sm 75 and above"), and the KVTransferError
+# whose text is the raise's fallback literal (`failure_reason or "..."`).
+FLOOR = 0.9
 STRUCTURAL = ("assert ", "raise ", "param = ")
 
 

@@ -12,6 +12,7 @@ from match_project import PATH, SWA, ingest_version, swa_id, swa_line, traceback
 
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
+from errkb.service.read.matches import MatchResponse
 
 Client = Callable[[httpx.AsyncClient, Any], Awaitable[Any]]
 
@@ -36,7 +37,7 @@ def test_match_answers_with_site_snapshots_values_and_span(db_url: str, tmp_path
     ingest_version(db_url, tmp_path, 2)
     fstring = "[2025-01-01 10:00:00 TP0] ValueError: tp_size 16 is too large for 12 heads\n"
 
-    async def scenario(client: httpx.AsyncClient, _: Any) -> list[httpx.Response]:
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[Any]:
         return [
             await client.post("/api/match", content=traceback(swa_line(1))),
             await client.post("/api/match", json={"text": traceback(swa_line(2))}),
@@ -45,9 +46,16 @@ def test_match_answers_with_site_snapshots_values_and_span(db_url: str, tmp_path
             await client.post("/api/match", content="INFO all good, nothing to see"),
             await client.post("/api/match", content=b"\xff\xfe" + fstring.encode() + b"\xc3"),
             await client.get("/openapi.json"),
+            # what the pages and the MCP server read: the same matches, as models
+            await app.state.matcher.match(fstring.encode(), "", limit=10, public_url=""),
         ]
 
-    v1, v2, plain, values, nothing, bad_utf8, spec = _run(_settings(db_url, tmp_path), scenario)
+    v1, v2, plain, values, nothing, bad_utf8, spec, models = _run(
+        _settings(db_url, tmp_path), scenario
+    )
+    # The API's JSON is serialized in the match process: the same document, key for key.
+    assert values.json() == MatchResponse(matches=models).model_dump(mode="json")
+    assert values.headers["content-type"] == "application/json"
     for response in (v1, v2, plain, values, nothing, bad_utf8):
         assert response.status_code == 200, response.text
 
