@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from errkb.service.match.matcher import frame_matches
 from errkb.service.match.matcher.align import Alignment, alignments
+from errkb.service.match.matcher.class_mentions import class_mentions
 from errkb.service.match.matcher.evidence import Match, with_frames, with_mentions
 from errkb.service.match.matcher.frames import (
     Frame,
@@ -50,11 +51,12 @@ def match_text(
     that bench/match.py measures the index against.
     """
     prep = prepare(text)
+    text_words = set(words(prep.work))
     hits = frame_matches.frame_hits(index, prep.squeezed)
     if exhaustive:
         candidates: list[int] | range = range(len(index.entries))
     else:
-        found = index.candidates(set(words(prep.work)), CANDIDATES, CLASS_CANDIDATES)
+        found = index.candidates(text_words, CANDIDATES, CLASS_CANDIDATES)
         candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
     for e in candidates:
@@ -78,6 +80,7 @@ def match_text(
         starts = [s.alignment.begin for s in scored if s.score >= _READ]
         matches = with_frames(index, matches, hits, starts, prep, min_score)[:limit]
     named = mentions(index.mentions, index.entries, prep)
+    named += class_mentions(index, text_words, prep.text, {m.entry.exception for m in matches})
     if named:
         matches = with_mentions(index, matches, named, min_score)[:limit]
     return matches
