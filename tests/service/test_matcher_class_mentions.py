@@ -7,9 +7,10 @@ from matcher_rows import occ, row
 from errkb.service.match.matcher import build_index, match_text
 
 CONN = "python/sglang/srt/disaggregation/common/conn.py"
-OLD = row("{self.bootstrap_room}, {failure_reason}", occ(CONN, 900, "R.failure_exception", "0.5.18"),
+RAISE = "R.failure_exception"
+OLD = row("{self.bootstrap_room}, {failure_reason}", occ(CONN, 900, RAISE, "0.5.18"),
           exception="KVTransferError")  # fmt: skip
-NEW = row("{self.bootstrap_room}, {reason}", occ(CONN, 2452, "R.failure_exception", "0.5.23"),
+NEW = row("{self.bootstrap_room}, {reason}", occ(CONN, 2452, RAISE, "0.5.23"),
           exception="KVTransferError")  # fmt: skip
 OTHER = row("Failed to fetch the bootstrap info: {e}", occ(CONN, 70, "f", "0.5.23"))
 STORED = (
