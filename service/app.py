@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from errkb.core.db import engine_from_settings, prepare_schema, session_factory
+from errkb.core.memory import tune_allocator
 from errkb.core.settings import Settings
 from errkb.service.browse.trees import ModuleTrees
 from errkb.service.entries.cache import EntryCache
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sys.setswitchinterval(settings.switch_interval_ms / 1000)
+        tune_allocator()  # before the thread pool's threads: memory a request freed goes back
         engine = engine_from_settings(settings)
         try:
             prepare_schema(engine, settings)  # under the migration lock: workers may race

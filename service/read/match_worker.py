@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from errkb.core.db import make_engine
 from errkb.core.errors import BadInput
 from errkb.core.lifeline import exit_with
+from errkb.core.memory import tune_allocator
 from errkb.core.priority import lower_priority
 from errkb.service.match.queries import DbEngine, generation_now
 from errkb.service.read.matches import (
@@ -63,6 +64,7 @@ def serve(
     """The process's whole life: build the index, say so, then answer until the server goes."""
     exit_with(parent)
     lower_priority(nice)
+    tune_allocator()  # each 1 MiB body it is sent is handed back once matched
     engine = make_engine(database_url)
     index = match_index(engine)
     freshness = _Freshness(engine, index, refresh_seconds)
