@@ -75,8 +75,10 @@ def serve(
         except (EOFError, OSError):  # the server closed its end
             return
         op, *args = pickle.loads(request)
-        answer = _match(index, *args) if op in ("match", "match_json") else None
-        if op == "match_json" and isinstance(answer, list):
+        answer: list[MatchOut] | bytes | Exception | None = None
+        if op in ("match", "match_json"):
+            answer = _match(index, *args)
+        if op == "match_json" and isinstance(answer, list):  # the API's body, serialized here
             answer = MatchResponse.model_construct(matches=answer).model_dump_json().encode()
         stale = freshness.check(now=op == "check")
         conn.send_bytes(pickle.dumps((stale, answer), protocol=5))
