@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -116,7 +116,7 @@ class MatchIndex:
         spans = self.raise_lines.get(path.rsplit("/", 1)[-1])
         return spans.entries_at(line) if spans is not None else []
 
-    def candidates(self, words: Iterable[bytes], limit: int, per_class: int = 0) -> list[int]:
+    def candidates(self, words: Collection[bytes], limit: int, per_class: int = 0) -> list[int]:
         """Indexes of the `limit` entries whose posted words the text covers best, then of the
         `per_class` best of each class the words name (`ImportError: DeepEP is not installed`
         in prose full of words that other errors share: the class narrows it down)."""
@@ -317,13 +317,18 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
     )
 
 
+def names_a_class(exception: str) -> bool:
+    """True for an entry's class written as a name (`KVTransferError`); an indirect raise
+    holds the callee's source instead (`self._error`), and any class may show for it."""
+    return exception.isidentifier() and exception.lstrip("_")[:1].isupper()
+
+
 def _classes(entries: list[CompiledTemplate]) -> dict[bytes, frozenset[int]]:
     """Entries by their class's folded name (an indirect raise has no class name)."""
     found: dict[bytes, set[int]] = {}
     for e, entry in enumerate(entries):
-        name = entry.exception
-        if name.isidentifier() and name.lstrip("_")[:1].isupper():
-            found.setdefault(name.lower().encode(), set()).add(e)
+        if names_a_class(entry.exception):
+            found.setdefault(entry.exception.lower().encode(), set()).add(e)
     return {name: frozenset(members) for name, members in found.items()}
 
 

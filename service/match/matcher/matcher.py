@@ -19,7 +19,12 @@ from errkb.service.match.matcher.frames import (
     is_foreign,
     pinned_sites,
 )
-from errkb.service.match.matcher.index import CompiledTemplate, FrameSite, MatchIndex
+from errkb.service.match.matcher.index import (
+    CompiledTemplate,
+    FrameSite,
+    MatchIndex,
+    names_a_class,
+)
 from errkb.service.match.matcher.mentions import mentions
 from errkb.service.match.matcher.normalize import Prepared, prepare, words
 from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
@@ -119,7 +124,7 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
     q0 = al.begin
     lead = al.first == 0 and bool(entry.gaps[0])
     named, other = _class_named(sq, q0, entry.exception, lead)
-    if not entry.exception.lstrip("_")[:1].isupper():  # an indirect raise: any class may show
+    if not names_a_class(entry.exception):  # an indirect raise: any class may show
         other = False
     frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
