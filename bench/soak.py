@@ -21,7 +21,7 @@ The settings that shape the figures (`ERRKB_MATCH_NICE`, `ERRKB_WORKERS_NICE`,
 `ERRKB_SWITCH_INTERVAL_MS`, `ERRKB_MATCH_QUEUE`) come from the environment, so an A/B run is two
 runs with different variables.
 
-Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 400]
+Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 100]
     [--seed FILE] [--workers N] [--fill N]
 Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
 database. With `--seed FILE` (SQLite only), the first version's database is copied from FILE
@@ -56,19 +56,27 @@ from errkb.core.settings import Settings
 
 CLI = [sys.executable, "-c", "from errkb.service.cli.main import main; main()"]
 MIB = 1 << 20
+REPO = "bench/soak"  # every release is ingested as a snapshot of this one project
 
 
 def write_project(root: Path, files: int, version: int) -> Path:
-    """A generated package of `files` modules raising 20 ValueErrors each; versions differ."""
+    """Release `version` of a generated package of `files` modules raising 20 ValueErrors each.
+
+    As between a project's real releases, most errors carry over: every check's condition
+    changes, and one module's 20 messages are new in each release (1% of the errors with the
+    default 100 files), so the knowledge base grows by a release's worth of rows, not by a
+    second project's worth of errors.
+    """
     folder = root / f"v{version}"
     for i in range(files):
         pkg = folder / f"pkg{i % 20}"
         pkg.mkdir(parents=True, exist_ok=True)
+        since = f" since release {version}" if version > 1 and i == version % files else ""
         body = "".join(
             f"def check_{j}(value, mode):\n"
             f"    if mode == 'm{j}' and value < {j + version}:\n"
             f"        raise ValueError(\n"
-            f"            f'module {i} check {j} failed for {{value!r}} in {{mode}}'\n"
+            f"            f'module {i} check {j}{since} failed for {{value!r}} in {{mode}}'\n"
             f"        )\n"
             for j in range(20)
         )
@@ -305,7 +313,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--warmup", type=float, default=20)
     parser.add_argument("--db", default="")
-    parser.add_argument("--files", type=int, default=400)
+    parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--matchers", type=int, default=16)
     parser.add_argument("--browsers", type=int, default=4)
     parser.add_argument("--seed", type=Path, default=None)
@@ -327,7 +335,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="errkb-soak-"))
     db = args.db or f"sqlite:///{tmp / 'kb.sqlite3'}"
     pins = tmp / "pins.toml"
-    pins.write_text('[[repos]]\nname = "bench/soak"\n')
+    pins.write_text(f'[[repos]]\nname = "{REPO}"\n')
     env = {**os.environ, "ERRKB_DATABASE_URL": db, "ERRKB_PINS_FILE": str(pins)}
     print(f"database: {db.split('@')[-1]}; project: {args.files} files x 20 errors", flush=True)
     if args.seed is not None and args.db:
@@ -338,7 +346,7 @@ def main() -> None:
     else:
         first = write_project(tmp, args.files, 1)
         subprocess.run(
-            [*CLI, "ingest", "--dir", str(first), "--label", "v1"],
+            [*CLI, "ingest", "--dir", str(first), "--label", "v1", "--repo", REPO],
             env=env,
             check=True,
             stdout=subprocess.DEVNULL,
@@ -395,7 +403,16 @@ def main() -> None:
                 folder = write_project(tmp, args.files, version)
                 ingests.append(
                     subprocess.Popen(
-                        [*CLI, "ingest", "--dir", str(folder), "--label", f"v{version}"],
+                        [
+                            *CLI,
+                            "ingest",
+                            "--dir",
+                            str(folder),
+                            "--label",
+                            f"v{version}",
+                            "--repo",
+                            REPO,
+                        ],
                         env=env,
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,

@@ -91,11 +91,32 @@ async def get_error(
     cache: EntryCache[bytes] = request.app.state.entries
     item = ("json", error_id, snapshot or None)
     body = cache.get(v.version.key, item)
+    if body is None and snapshot is None:
+        body = _stored_on_loop(request, v.version.key, error_id)
     if body is None:  # built off the event loop: a build reads the database and derives prose
         body = await run_in_threadpool(
             entry_json, request, v.version.key, error_id, snapshot or None
         )
     return Response(body, media_type="application/json", headers=v.headers())
+
+
+def _stored_on_loop(request: Request, version_key: str, error_id: str) -> bytes | None:
+    """The default view's stored JSON read on the event loop, on SQLite only; else None.
+
+    Each server process meets each entry once before its cache holds it. That read is one row
+    of a local file and a decompression (about 0.07 ms), less than the hop to a worker thread
+    and back: with 4 processes, each reading 2,000 entries for the first time, that hop made
+    the first 8 seconds 1,475 requests/s with a p99 of 160 ms, against 2,025 and 23 ms read on
+    the loop. On PostgreSQL the read is a network round trip, which stays off the loop.
+    """
+    engine = request.app.state.engine
+    if engine.dialect.name != "sqlite":
+        return None
+    cache: EntryCache[bytes] = request.app.state.entries
+    body = entries.stored_json_now(engine, error_id, version_key, request.app.state.settings)
+    if body is not None:
+        cache.put(version_key, ("json", error_id, None), body)
+    return body
 
 
 @router.get(
