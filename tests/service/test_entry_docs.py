@@ -287,3 +287,32 @@ def test_a_build_overtaken_by_a_newer_ingest_drops_nothing(
     done = materialize_entries(_settings(db_url), processes=1)
     assert done.entries > 5 and len(calls) == 2
     assert "0" * 16 in _docs(db_url)  # left alone
+
+
+def test_a_stored_doc_is_read_on_the_event_loop_on_sqlite_only(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first read of an entry in a process: one local row on SQLite, read without the hop to
+    a worker thread (the first may still load the pack dictionary there); a network round trip
+    on PostgreSQL, kept off the event loop."""
+    from errkb.service.entries import routes
+
+    ingest_pages_repo(db_url, tmp_path)
+    materialize_entries(_settings(db_url), processes=1)
+    ids = sorted(_docs(db_url))[:3]
+    threaded: list[str] = []
+    real = routes.run_in_threadpool
+
+    async def counted(func: Callable[..., bytes], *args: object) -> bytes:
+        threaded.append(str(args[2]))  # entry_json(request, key, error_id, snapshot)
+        return await real(func, *args)
+
+    monkeypatch.setattr(routes, "run_in_threadpool", counted)
+    served = _gets(db_url, [f"/api/errors/{i}" for i in ids])
+    stored = _docs(db_url)
+    assert [r.status_code for r in served] == [200] * 3
+    assert [r.content for r in served] == [stored[i][1] for i in ids]
+    if db_url.startswith("sqlite"):
+        assert threaded in ([], ids[:1])
+    else:
+        assert threaded == ids

@@ -248,3 +248,35 @@ def test_a_named_class_brings_its_best_entries_into_the_candidates() -> None:
     assert named == [ROWS[6].id, ROWS[5].id]  # the RuntimeError's best follows
     unnamed = set(words(text.replace("RuntimeError", "error")))
     assert len(INDEX.candidates(unnamed, 1, per_class=1)) == 1
+
+
+def test_class_candidates_are_each_named_class_best_whether_or_not_the_top_holds_them() -> None:
+    """The top `limit` entries, then the `per_class` best of each named class: the top is not
+    searched again for a class it already holds enough of, and the set is the same."""
+    import heapq
+
+    from errkb.service.match.matcher.normalize import words
+
+    def naive(found: set[bytes], limit: int, per_class: int) -> set[int]:
+        mass: dict[int, float] = {}
+        for word in found:
+            for e, share in INDEX.postings.get(word, ()):
+                mass[e] = mass.get(e, 0.0) + share
+        best = set(heapq.nlargest(limit, mass, key=mass.__getitem__))
+        for word in found:
+            members = [e for e in mass if e in INDEX.classes.get(word, ())]
+            best |= set(heapq.nlargest(per_class, members, key=mass.__getitem__))
+        return best
+
+    texts = [
+        "ValueError: Invalid mode: forward_mode=EXTEND, Global server args is not set yet!",
+        "RuntimeError: Global server args is not set yet! Invalid quantization method",
+        "ValueError RuntimeError Invalid Invalid mode args tokens context length architectures",
+    ]
+    for text in texts:
+        found = set(words(text))
+        for limit in (1, 2, 3):
+            for per_class in (1, 2, 3):
+                got = INDEX.candidates(found, limit, per_class)
+                assert len(got) == len(set(got))
+                assert set(got) == naive(found, limit, per_class), (text, limit, per_class)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -109,6 +110,9 @@ class MatchIndex:
     # A class's name as a folded word (`importerror`) -> its entries: a text that names a class
     # gets that class's best candidates too (see `candidates`).
     classes: Mapping[bytes, frozenset[int]] = field(default_factory=dict)
+    # Each entry's key in `classes` (b"" for none), in entry order: one pass over the scored
+    # entries sorts them by class, however many classes the text names.
+    class_of: tuple[bytes, ...] = ()
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -131,13 +135,29 @@ class MatchIndex:
                 for e, share in posting:
                     mass[e] = get(e, 0.0) + share
         best = [e for e, _ in heapq.nlargest(limit, mass.items(), key=itemgetter(1))]
-        if per_class:
-            for word in words:
-                members = self.classes.get(word)
-                if members is not None:
-                    named = [(e, m) for e, m in mass.items() if e in members]
-                    best.extend(e for e, _ in heapq.nlargest(per_class, named, key=itemgetter(1)))
+        if per_class and len(mass) > limit:
+            best.extend(self._class_best(words, mass, best, per_class))
         return list(dict.fromkeys(best))
+
+    def _class_best(
+        self, words: Collection[bytes], mass: dict[int, float], best: list[int], per_class: int
+    ) -> list[int]:
+        """The `per_class` best of each class the words name, where `best` (the best of all)
+        holds fewer than that many of the class: otherwise those it holds are the class's best."""
+        class_of = self.class_of
+        held = Counter(class_of[e] for e in best)
+        short = {w for w in words if w in self.classes and held[w] < per_class}
+        if not short:
+            return []
+        by_class: dict[bytes, list[tuple[int, float]]] = {}
+        for e, m in mass.items():
+            if class_of[e] in short:
+                by_class.setdefault(class_of[e], []).append((e, m))
+        return [
+            e
+            for members in by_class.values()
+            for e, _ in heapq.nlargest(per_class, members, key=itemgetter(1))
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +334,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         statements=statements,
         mentions=build_mentions(entries),
         classes=_classes(entries),
+        class_of=tuple(_class_key(entry) for entry in entries),
     )
 
 
@@ -323,12 +344,17 @@ def names_a_class(exception: str) -> bool:
     return exception.isidentifier() and exception.lstrip("_")[:1].isupper()
 
 
+def _class_key(entry: CompiledTemplate) -> bytes:
+    """The entry's class as a folded word; b"" for an indirect raise (no class name)."""
+    return entry.exception.lower().encode() if names_a_class(entry.exception) else b""
+
+
 def _classes(entries: list[CompiledTemplate]) -> dict[bytes, frozenset[int]]:
     """Entries by their class's folded name (an indirect raise has no class name)."""
     found: dict[bytes, set[int]] = {}
     for e, entry in enumerate(entries):
-        if names_a_class(entry.exception):
-            found.setdefault(entry.exception.lower().encode(), set()).add(e)
+        if key := _class_key(entry):
+            found.setdefault(key, set()).add(e)
     return {name: frozenset(members) for name, members in found.items()}
 
 
