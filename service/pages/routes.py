@@ -71,6 +71,8 @@ async def entry_page(request: Request, error_id: str, snapshot: str | None = Non
     item = ("page", error_id, snapshot or None, request.scope.get("root_path", ""), canonical_base)
     cache: EntryCache[bytes] = request.app.state.entries
     body = cache.get(v.version.key, item)
+    if body is None and snapshot is None:
+        body = _shared_page_on_loop(request, v.version.key, item)
     if body is None:  # built off the event loop, like the JSON entry
         body = await run_in_threadpool(_entry_html, request, v.version.key, item)
     return Response(body, media_type="text/html; charset=utf-8", headers=v.headers())
@@ -101,6 +103,27 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
 
 def _entry_url(item: tuple[str | None, ...], entry: entries.Entry) -> str:
     return f"{item[-1]}/errors/{entry.id}"
+
+
+def _shared_page_on_loop(
+    request: Request, version_key: str, item: tuple[str | None, ...]
+) -> bytes | None:
+    """The default view's page when another process of the server has rendered it already,
+    read on the event loop on SQLite only (a local row and a small file, like the JSON entry's
+    first read); None sends the request to a worker thread, which renders it."""
+    engine = request.app.state.engine
+    if engine.dialect.name != "sqlite":
+        return None
+    assert item[1] is not None
+    stored = entries.stored_json_now(engine, item[1], version_key, request.app.state.settings)
+    if stored is None:
+        return None
+    files: PageFiles = request.app.state.page_files
+    page = files.get(version_key, (*item, hashlib.sha256(stored).hexdigest()))
+    if page is not None:
+        cache: EntryCache[bytes] = request.app.state.entries
+        cache.put(version_key, item, page)
+    return page
 
 
 def _shared_page(

@@ -316,3 +316,30 @@ def test_a_stored_doc_is_read_on_the_event_loop_on_sqlite_only(
         assert threaded in ([], ids[:1])
     else:
         assert threaded == ids
+
+
+def test_a_page_another_process_rendered_is_read_on_the_event_loop_on_sqlite_only(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second server process (here a second app on the same database) reads the page the
+    first rendered without a worker thread on SQLite; renders stay off the event loop."""
+    from errkb.service.pages import routes
+
+    ingest_pages_repo(db_url, tmp_path)
+    materialize_entries(_settings(db_url), processes=1)
+    ids = sorted(_docs(db_url))[:2]
+    threaded: list[object] = []
+    real = routes.run_in_threadpool
+
+    async def counted(func: Callable[..., bytes], *args: object) -> bytes:
+        threaded.append(args[2])  # _entry_html(request, key, item)
+        return await real(func, *args)
+
+    monkeypatch.setattr(routes, "run_in_threadpool", counted)
+    first = _gets(db_url, [f"/errors/{i}" for i in ids])
+    assert len(threaded) == 2  # rendered once, in a worker thread
+    threaded.clear()
+    second = _gets(db_url, [f"/errors/{i}" for i in ids])
+    assert [r.status_code for r in second] == [200, 200]
+    assert [r.content for r in second] == [r.content for r in first]
+    assert len(threaded) == (0 if db_url.startswith("sqlite") else 2)
