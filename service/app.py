@@ -99,5 +99,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.mcp.http import install_mcp
 
     install_mcp(app)
+    from errkb.service.entries.routes import get_error
+    from errkb.service.pages.routes import entry_page
+    from errkb.service.plain_routes import serve_ahead
+
+    serve_ahead(app, "/api/errors/{error_id}", get_error)
+    serve_ahead(app, "/errors/{error_id}", entry_page)
     app.add_middleware(HeadAsGet)
     return app

@@ -63,8 +63,10 @@ def _html(body: str, headers: dict[str, str] | None = None, status: int = 200) -
 
 
 @router.get("/errors/{error_id}", response_class=HTMLResponse)
-async def entry_page(request: Request, error_id: str, snapshot: str | None = None) -> Response:
-    """The documentation page of one error, optionally showing `snapshot`'s occurrence first."""
+async def entry_page(request: Request, error_id: str) -> Response:
+    """The documentation page of one error, optionally showing `snapshot`'s occurrence first
+    (read by hand, as the JSON entry's: see `errkb.service.plain_routes`)."""
+    snapshot = request.query_params.get("snapshot")
     v = fresh_validators(request)  # not a dependency: the hottest page
     settings: Settings = request.app.state.settings
     canonical_base = _canonical(request, settings.public_url, "")
