@@ -9,7 +9,11 @@ answering while it works.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI, Query, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from errkb.core.errors import BadInput
 from errkb.core.settings import Settings
@@ -37,6 +41,10 @@ _BODY = {
 
 _RESPONSES: dict[int | str, dict[str, object]] = {
     413: {"description": "The body is larger than ERRKB_MAX_BODY_BYTES"},
+    422: {
+        "description": "The limit is not a whole number from 1 to 50, or the body holds no text "
+        "to match (empty, or JSON without a `text` string)"
+    },
     503: {
         "description": "As many matches as the server takes at once (ERRKB_MATCH_QUEUE) are "
         "already under way; send the text again after the Retry-After seconds",
@@ -50,16 +58,46 @@ _RESPONSES: dict[int | str, dict[str, object]] = {
 }
 
 
+LIMIT_DEFAULT, LIMIT_MAX = 10, 50
+_LIMIT = TypeAdapter(Annotated[int, Field(ge=1, le=LIMIT_MAX)])
+_LIMIT_PARAM = {
+    "name": "limit",
+    "in": "query",
+    "required": False,
+    "schema": {
+        "type": "integer",
+        "maximum": LIMIT_MAX,
+        "minimum": 1,
+        "default": LIMIT_DEFAULT,
+        "title": "Limit",
+    },
+}
+
+
+def _limit(request: Request) -> int:
+    """`?limit=`, validated as FastAPI validates a declared query parameter (the last value
+    counts; the same 422), but read by hand: see `errkb.service.plain_routes`."""
+    raw = request.query_params.get("limit")
+    if raw is None:
+        return LIMIT_DEFAULT
+    try:
+        return _LIMIT.validate_python(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        raise RequestValidationError([{**e, "loc": ("query", "limit")} for e in errors]) from None
+
+
 @router.post(
     "/api/match",
     response_model=MatchResponse,
     responses=_RESPONSES,
-    openapi_extra={"requestBody": _BODY},
+    openapi_extra={"requestBody": _BODY, "parameters": [_LIMIT_PARAM]},
 )
-async def match(request: Request, limit: int = Query(10, ge=1, le=50)) -> Response:
+async def match(request: Request) -> Response:
     """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base.
 
     The answer is a `MatchResponse`, serialized by the match process (see `match_json`)."""
+    limit = _limit(request)
     settings: Settings = request.app.state.settings
     matcher: MatchProcesses = request.app.state.matcher
     with matcher.admitted():  # before the body is read: a refused request costs nothing
