@@ -280,3 +280,17 @@ def test_class_candidates_are_each_named_class_best_whether_or_not_the_top_holds
                 got = INDEX.candidates(found, limit, per_class)
                 assert len(got) == len(set(got))
                 assert set(got) == naive(found, limit, per_class), (text, limit, per_class)
+
+
+def test_the_best_candidates_are_those_nlargest_gives_in_its_order_ties_included() -> None:
+    import heapq
+    from operator import itemgetter
+
+    from errkb.service.match.matcher.index import _SORT_BELOW, _best
+
+    rng = random.Random(7)
+    for size in (0, 1, 39, 40, 41, 300, _SORT_BELOW - 1, _SORT_BELOW, _SORT_BELOW + 500):
+        scored = {rng.randrange(10 * size + 1): rng.choice((0.1, 0.2, 0.25)) for _ in range(size)}
+        for n in (1, 8, 40):
+            want = heapq.nlargest(n, scored.items(), key=itemgetter(1))
+            assert _best(n, scored.items()) == want, (size, n)
