@@ -350,7 +350,7 @@ def bench(
     )
     print(
         f"{'target':<11} {'errkb req/s':>20} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'base req/s':>10} {'p50 ms':>7} {'ratio (range)':>20} {'errors':>6}"
+        f"{'base req/s':>10} {'p50 ms':>7} {'p99 ms':>7} {'ratio (range)':>20} {'errors':>6}"
     )
     for target in targets:
         mine, base = results[target]["errkb"], results[target]["base"]
@@ -362,6 +362,7 @@ def bench(
             f"{statistics.median(m.p99_ms for m in mine):>7.2f} "
             f"{statistics.median(b.rps for b in base):>10.0f} "
             f"{statistics.median(b.p50_ms for b in base):>7.2f} "
+            f"{statistics.median(b.p99_ms for b in base):>7.2f} "
             f"{spread(ratios):>20} {sum(m.errors for m in mine):>6}{verdict}"
         )
 
