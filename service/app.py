@@ -100,12 +100,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     install_mcp(app)
     from errkb.service.entries.routes import get_error
-    from errkb.service.match.routes import match
+    from errkb.service.match.routes import match_by_hand
     from errkb.service.pages.routes import entry_page
     from errkb.service.plain_routes import serve_ahead
+    from errkb.service.search.routes import search_by_hand
 
     serve_ahead(app, "/api/errors/{error_id}", get_error)
     serve_ahead(app, "/errors/{error_id}", entry_page)
-    serve_ahead(app, "/api/match", match, method="POST")
+    serve_ahead(app, "/api/match", match_by_hand, method="POST")
+    serve_ahead(app, "/api/errors", search_by_hand)
     app.add_middleware(HeadAsGet)
     return app

@@ -13,11 +13,15 @@ Starlette route with the same path and endpoint, placed first. Middlewares, exce
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.routing import Route
 
 Endpoint = Callable[..., Awaitable[Response]]
+M = TypeVar("M", bound=BaseModel)
 
 
 def serve_ahead(app: FastAPI, path: str, endpoint: Endpoint, method: str = "GET") -> None:
@@ -28,3 +32,13 @@ def serve_ahead(app: FastAPI, path: str, endpoint: Endpoint, method: str = "GET"
 
     plain.__name__ = plain.__qualname__ = f"{endpoint.__name__}_plain"
     app.router.routes.insert(0, Route(path, plain, methods=[method]))
+
+
+def query_model(model: type[M], request: Request) -> M:
+    """The request's query parameters as `model`, validated as FastAPI validates a query model
+    (the last of repeated values counts; the same 422 errors, each located in the query)."""
+    try:
+        return model.model_validate(dict(request.query_params))
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        raise RequestValidationError([{**e, "loc": ("query", *e["loc"])} for e in errors]) from None

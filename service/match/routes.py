@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Request, Response
-from fastapi.exceptions import RequestValidationError
-from pydantic import Field, TypeAdapter, ValidationError
+from fastapi import APIRouter, FastAPI, Query, Request, Response
+from pydantic import BaseModel, Field
 
 from errkb.core.errors import BadInput
 from errkb.core.settings import Settings
 from errkb.service.http_body import read_capped
+from errkb.service.plain_routes import query_model
 from errkb.service.read.match_processes import MatchProcesses
 from errkb.service.read.matches import MatchResponse
 
@@ -58,46 +58,32 @@ _RESPONSES: dict[int | str, dict[str, object]] = {
 }
 
 
-LIMIT_DEFAULT, LIMIT_MAX = 10, 50
-_LIMIT = TypeAdapter(Annotated[int, Field(ge=1, le=LIMIT_MAX)])
-_LIMIT_PARAM = {
-    "name": "limit",
-    "in": "query",
-    "required": False,
-    "schema": {
-        "type": "integer",
-        "maximum": LIMIT_MAX,
-        "minimum": 1,
-        "default": LIMIT_DEFAULT,
-        "title": "Limit",
-    },
-}
+class MatchQuery(BaseModel):
+    """The match's query parameters: declared to FastAPI (the OpenAPI document), validated by
+    hand on the plain route that answers (see `errkb.service.plain_routes`)."""
 
-
-def _limit(request: Request) -> int:
-    """`?limit=`, validated as FastAPI validates a declared query parameter (the last value
-    counts; the same 422), but read by hand: see `errkb.service.plain_routes`."""
-    raw = request.query_params.get("limit")
-    if raw is None:
-        return LIMIT_DEFAULT
-    try:
-        return _LIMIT.validate_python(raw)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        raise RequestValidationError([{**e, "loc": ("query", "limit")} for e in errors]) from None
+    limit: int = Field(10, ge=1, le=50)
 
 
 @router.post(
     "/api/match",
     response_model=MatchResponse,
     responses=_RESPONSES,
-    openapi_extra={"requestBody": _BODY, "parameters": [_LIMIT_PARAM]},
+    openapi_extra={"requestBody": _BODY},
 )
-async def match(request: Request) -> Response:
+async def match(request: Request, query: Annotated[MatchQuery, Query()]) -> Response:
     """Match pasted text (text/plain, or JSON `{"text": ...}`) against the knowledge base.
 
     The answer is a `MatchResponse`, serialized by the match process (see `match_json`)."""
-    limit = _limit(request)
+    return await _answer(request, query.limit)
+
+
+async def match_by_hand(request: Request) -> Response:
+    """`match`, its parameters validated by hand."""
+    return await _answer(request, query_model(MatchQuery, request).limit)
+
+
+async def _answer(request: Request, limit: int) -> Response:
     settings: Settings = request.app.state.settings
     matcher: MatchProcesses = request.app.state.matcher
     with matcher.admitted():  # before the body is read: a refused request costs nothing

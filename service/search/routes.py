@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from errkb.service.entries.cache import EntryCache
 from errkb.service.http_cache import NOT_MODIFIED, fresh_validators
+from errkb.service.plain_routes import query_model
 from errkb.service.read.search import CURSOR_PATTERN, MAX_LIMIT, SearchResults
 from errkb.service.read.search import search as search_errors
 
@@ -44,25 +46,46 @@ def search_json(request: Request, version_key: str, asked: SearchAsked) -> bytes
     return cache.get_or_build(version_key, asked, run)
 
 
+class SearchQuery(BaseModel):
+    """The search's query parameters, in one place: FastAPI's route declares them in the OpenAPI
+    document, and the plain route that answers (`search_by_hand`) validates them by hand."""
+
+    q: str = Field("", max_length=500, description="words; a chunk is a phrase")
+    snapshot: str | None = Field(None, description="snapshot label, e.g. 0.5.18")
+    path: str | None = Field(None, description="repo path prefix")
+    flag: str | None = Field(None, description="involved flag, e.g. --tp-size")
+    exception: str | None = Field(
+        None, max_length=200, description="exception class, or a base of it: RuntimeError"
+    )
+    limit: int = Field(20, ge=1, le=MAX_LIMIT)
+    cursor: str | None = Field(
+        None, pattern=CURSOR_PATTERN, description="next_cursor of the previous page"
+    )
+
+
 @router.get("/api/errors", response_model=SearchResults, responses=NOT_MODIFIED)
-async def search(
-    request: Request,
-    q: Annotated[str, Query(max_length=500, description="words; a chunk is a phrase")] = "",
-    snapshot: Annotated[str | None, Query(description="snapshot label, e.g. 0.5.18")] = None,
-    path: Annotated[str | None, Query(description="repo path prefix")] = None,
-    flag: Annotated[str | None, Query(description="involved flag, e.g. --tp-size")] = None,
-    exception: Annotated[
-        str | None,
-        Query(max_length=200, description="exception class, or a base of it: RuntimeError"),
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
-    cursor: Annotated[
-        str | None, Query(pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
-    ] = None,
-) -> Response:
+async def search(request: Request, query: Annotated[SearchQuery, Query()]) -> Response:
     """Errors whose message, template, paths or flags match `q`, filtered, a page at a time."""
+    return await _answer(request, query)
+
+
+async def search_by_hand(request: Request) -> Response:
+    """`search`, its parameters validated by hand (see `errkb.service.plain_routes`)."""
+    return await _answer(request, query_model(SearchQuery, request))
+
+
+async def _answer(request: Request, query: SearchQuery) -> Response:
     v = fresh_validators(request)  # 304 when the client's copy is current
-    asked: SearchAsked = ("search", q, snapshot, path, flag, limit, cursor, exception)
+    asked: SearchAsked = (
+        "search",
+        query.q,
+        query.snapshot,
+        query.path,
+        query.flag,
+        query.limit,
+        query.cursor,
+        query.exception,
+    )
     cache: EntryCache[bytes] = request.app.state.entries
     body = cache.get(v.version.key, asked)
     if body is None:  # run off the event loop: three queries and the hits' hydration
