@@ -7,8 +7,10 @@ For `--seconds` (default 60), after a `--warmup`, it keeps up:
 - one /healthz probe every 50 ms in the bench's event loop, and another in a process of its own
   (as a load balancer probes: its figure is the server's alone, not delayed by the bench's loop,
   which also drives the 20 clients);
-- an `errkb ingest --dir` of a new version of the project, restarted whenever it ends, started
-  as a user starts it (the product's defaults, CPU priority included).
+- an `errkb ingest --dir ... --repo bench/soak` of the project's next release, restarted
+  whenever it ends, started as a user starts it (the product's defaults, CPU priority
+  included). As between real releases, most errors carry over and 20 are new in each (see
+  `write_project`), so memory is read against a knowledge base that grows as a real one does.
 
 It prints the error count (any non-2xx or failed request, 503s included), p50 and p99 latency per
 route, /healthz p99 (goal <= 100 ms under the 1 MiB match load), the machine's load average at
