@@ -99,6 +99,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.mcp.http import install_mcp
 
     install_mcp(app)
+    _serve_hottest_ahead(app)
+    app.add_middleware(HeadAsGet)
+    return app
+
+
+def _serve_hottest_ahead(app: FastAPI) -> None:
+    """The routes most requests take, answered by plain routes (see `service.plain_routes`)."""
     from errkb.service.entries.routes import get_error
     from errkb.service.match.routes import match_by_hand
     from errkb.service.pages.routes import entry_page
@@ -109,5 +116,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     serve_ahead(app, "/errors/{error_id}", entry_page)
     serve_ahead(app, "/api/match", match_by_hand, method="POST")
     serve_ahead(app, "/api/errors", search_by_hand)
-    app.add_middleware(HeadAsGet)
-    return app

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from errkb.service.match.matcher.align import anchor_order
 from errkb.service.match.matcher.literals import shown_literals
 from errkb.service.match.matcher.mentions import Mentions, build_mentions
 from errkb.service.match.matcher.normalize import WORD_CHARS, fold, squeeze, tokens
+from errkb.service.match.matcher.raise_lines import RaiseLines, raise_lines
 from errkb.service.match.matcher.statements import Statements, statement_key, statement_sites
 
 DF_CAP = 150  # words in more templates than this are not posted (like stop words)
@@ -168,27 +168,6 @@ def _best(n: int, scored: Collection[tuple[int, float]]) -> list[tuple[int, floa
     return heapq.nlargest(n, scored, key=itemgetter(1))
 
 
-@dataclass(frozen=True, slots=True)
-class RaiseLines:
-    """The raise spans of one file name, sorted by first line, for a bisected lookup (a file
-    such as server_args.py holds thousands of spans over a long history)."""
-
-    firsts: tuple[int, ...]
-    spans: tuple[tuple[int, int, int], ...]  # (first line, last line, entry)
-    longest: int  # lines of the longest span: how far back a lookup looks
-
-    def entries_at(self, line: int) -> list[int]:
-        """Entries whose span holds `line`."""
-        found: list[int] = []
-        i = bisect_right(self.firsts, line) - 1
-        while i >= 0 and self.firsts[i] >= line - self.longest:
-            lo, hi, e = self.spans[i]
-            if hi >= line and e not in found:
-                found.append(e)
-            i -= 1
-        return found
-
-
 def compile_entry(
     row: ErrorRow, names: dict[tuple[str, str, str], tuple[str, str, str, str]] | None = None
 ) -> tuple[CompiledTemplate, list[bytes]]:
@@ -323,10 +302,10 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         total = sum(weights[w] for w in posted) + _MASS_SCALE
         for w in posted:
             lists.setdefault(w, []).append((e, weights[w] / total))
-    raise_lines = _raise_lines(entries)
+    spans = raise_lines(entries)
     statements = statement_sites(entries)
     stats = {
-        "raise_lines": sum(len(v.spans) for v in raise_lines.values()),
+        "raise_lines": sum(len(v.spans) for v in spans.values()),
         "entries": len(entries),
         "opaque": opaque,
         "unposted": unposted,
@@ -338,7 +317,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         postings={w: tuple(v) for w, v in lists.items()},
         generation=generation,
         stats=stats,
-        raise_lines=raise_lines,
+        raise_lines=spans,
         statements=statements,
         mentions=build_mentions(entries),
         classes=_classes(entries),
@@ -364,21 +343,3 @@ def _classes(entries: list[CompiledTemplate]) -> dict[bytes, frozenset[int]]:
         if key := _class_key(entry):
             found.setdefault(key, set()).add(e)
     return {name: frozenset(members) for name, members in found.items()}
-
-
-def _raise_lines(entries: list[CompiledTemplate]) -> dict[str, RaiseLines]:
-    """Distinct raise spans per file name: a site unchanged over many snapshots counts once."""
-    found: dict[str, set[tuple[int, int, int]]] = {}
-    for e, entry in enumerate(entries):
-        for site in entry.sites:
-            name = site.module_path.rsplit("/", 1)[-1]
-            found.setdefault(name, set()).add((site.line, site.end_line, e))
-    out = {}
-    for name, spans in found.items():
-        ordered = tuple(sorted(spans))
-        out[name] = RaiseLines(
-            firsts=tuple(s[0] for s in ordered),
-            spans=ordered,
-            longest=max(s[1] - s[0] for s in ordered),
-        )
-    return out
