@@ -4,10 +4,11 @@ FastAPI (0.165) finds a route by asking each included router in turn, and solves
 endpoint's parameters as dependencies, even a lone `Request`. Measured in-process on a cached
 entry (`GET /api/errors/{id}`, 500 ids, 40 interleaved rounds), that machinery was half of the
 app's time: 167 us a request through FastAPI's route, 84 us through a Starlette route calling the
-same endpoint. The entry JSON and the entry page read their query parameters by hand already;
-each stays declared to FastAPI, which documents it in the OpenAPI schema, and is served by a
-Starlette route with the same path and endpoint, placed first. Middlewares, exception handlers
-(a 404, a 304, a 422) and HEAD are the app's, as for every other route.
+same endpoint. The entry JSON, the entry page, the search and the match read their query
+parameters by hand (`query_model` for a model of them); each stays declared to FastAPI, which
+documents it in the OpenAPI schema, and is served by a Starlette route placed first.
+Middlewares, exception handlers (a 404, a 304, a 422) and HEAD are the app's, as for every
+other route.
 """
 
 from __future__ import annotations

@@ -113,11 +113,9 @@ def _shared_page_on_loop(
     """The default view's page when another process of the server has rendered it already,
     read on the event loop on SQLite only (a local row and a small file, like the JSON entry's
     first read); None sends the request to a worker thread, which renders it."""
-    engine = request.app.state.engine
-    if engine.dialect.name != "sqlite":
-        return None
     assert item[1] is not None
-    stored = entries.stored_json_now(engine, item[1], version_key, request.app.state.settings)
+    settings = request.app.state.settings
+    stored = entries.stored_json_on_loop(request.app.state.engine, item[1], version_key, settings)
     if stored is None:
         return None
     files: PageFiles = request.app.state.page_files

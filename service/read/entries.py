@@ -32,6 +32,7 @@ __all__ = [
     "stored_entry",
     "stored_entry_json",
     "stored_json_now",
+    "stored_json_on_loop",
 ]
 
 
@@ -55,6 +56,17 @@ def stored_json_now(
     if body is None or not is_known(dictionary_of(body)):
         return None
     return unpack(body)
+
+
+def stored_json_on_loop(
+    engine: DbEngine, error_id: str, key: str, settings: Settings | None
+) -> bytes | None:
+    """`stored_json_now` where the database is a local file (SQLite): a row and a decompression,
+    cheaper than the hop to a worker thread, so the event loop may read it. None on PostgreSQL,
+    where the read is a network round trip and stays off the loop."""
+    if engine.dialect.name != "sqlite":
+        return None
+    return stored_json_now(engine, error_id, key, settings)
 
 
 def entry_json(
