@@ -102,7 +102,26 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
     raise SystemExit(f"server did not answer {url} within {timeout:.0f} s")
 
 
-def start(cmd: list[str], env: dict[str, str], health: str) -> subprocess.Popen[bytes]:
+def wait_listening(port: int, processes: int, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until `processes` sockets listen on `port`: each server process listens once it has
+    started, and the health check needs only one. Measuring before would time the other
+    processes' start-up (imports, the matcher's index) against the first one's requests."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with {proc.returncode} while starting")
+        out = subprocess.run(
+            ["ss", "-Hltn", f"( sport = :{port} )"], capture_output=True, text=True, check=True
+        ).stdout
+        if len(out.splitlines()) >= processes:
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"fewer than {processes} processes listen on port {port} after 300 s")
+
+
+def start(
+    cmd: list[str], env: dict[str, str], port: int, processes: int
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         cmd,
         env={**os.environ, **env},
@@ -110,7 +129,8 @@ def start(cmd: list[str], env: dict[str, str], health: str) -> subprocess.Popen[
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    wait_healthy(health, proc)
+    wait_healthy(f"http://127.0.0.1:{port}/healthz", proc)
+    wait_listening(port, processes, proc)
     return proc
 
 
@@ -131,7 +151,7 @@ def start_errkb(db_url: str, port: int, processes: int) -> subprocess.Popen[byte
         "ERRKB_MATCH_REFRESH_SECONDS": "3600",
         "ERRKB_ACCESS_LOG": "false",
     }
-    return start(cmd, env, f"http://127.0.0.1:{port}/healthz")
+    return start(cmd, env, port, processes)
 
 
 def start_baseline(bodies: Path, port: int, processes: int) -> subprocess.Popen[bytes]:
@@ -147,7 +167,7 @@ def start_baseline(bodies: Path, port: int, processes: int) -> subprocess.Popen[
         cmd = [str(BIN / "uvicorn"), "--factory", "bench.serve_baseline:app", "--port", str(port)]
         cmd += ["--log-level", "warning"]
     env = {"BASELINE_BODIES": str(bodies), "PYTHONPATH": str(ROOT)}
-    return start(cmd, env, f"http://127.0.0.1:{port}/healthz")
+    return start(cmd, env, port, processes)
 
 
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}

@@ -4,6 +4,7 @@ listening socket), a port already in use fails in one line, and SIGTERM stops th
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import signal
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import httpx
@@ -128,3 +130,68 @@ def test_connections_of_a_process_socket_have_nagle_off() -> None:
             await server.wait_closed()
 
     assert asyncio.run(accepted_nodelay()) != 0
+
+
+def _serve_one(factory: str, port: int, env: dict[str, str]) -> BaseProcess:
+    """A server process of `errkb serve --workers N`, with a test app."""
+    from errkb.service.processes import serve_one
+
+    saved = dict(os.environ)
+    os.environ.update(env)  # a spawned process starts with the environment of this moment
+    try:
+        process = multiprocessing.get_context("spawn").Process(
+            target=serve_one,
+            args=(factory, "127.0.0.1", port, {"log_level": "warning", "lifespan": "on"}),
+        )
+        process.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return process
+
+
+def _answers(port: int, count: int) -> list[str]:
+    """The answers to `count` requests, each on a connection of its own (new connections are
+    what the kernel spreads over the listening sockets); "" for one not answered in 3 s."""
+    out = []
+    for _ in range(count):
+        try:
+            with httpx.Client(timeout=3) as client:
+                out.append(client.get(f"http://127.0.0.1:{port}/").text)
+        except httpx.HTTPError:
+            out.append("")
+    return out
+
+
+def test_a_process_still_starting_takes_no_connections(tmp_path: Path) -> None:
+    """A process listens only once its app has started (the matcher's index is built then):
+    before, it took its share of the new connections and kept them waiting for its start-up."""
+    port = _free_port()
+    begun, release = tmp_path / "begun", tmp_path / "release"
+    ready = _serve_one("slow_start:named", port, {"START_NAME": "ready"})
+    starting = _serve_one(
+        "slow_start:held",
+        port,
+        {"START_NAME": "late", "START_BEGUN": str(begun), "START_RELEASE": str(release)},
+    )
+    try:
+        for _ in range(600):  # both processes have bound the port, one is still starting
+            if begun.exists() and _answers(port, 1) == ["ready"]:
+                break
+            time.sleep(0.1)
+        assert begun.exists()
+        while_starting = _answers(port, 40)
+        release.touch()
+        after = []
+        for _ in range(100):  # the late process answers once started
+            after += _answers(port, 5)
+            if "late" in after:
+                break
+    finally:
+        for process in (ready, starting):
+            process.terminate()
+            process.join(30)
+    # Without the change, 40 connections hashed over two listening sockets all missing the
+    # starting one would happen once in ~10^12 runs.
+    assert while_starting == ["ready"] * 40
+    assert "late" in after
