@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from errkb.core.db import engine_from_settings, prepare_schema, session_factory
+from errkb.core.dictionaries import load_all
 from errkb.core.memory import tune_allocator
 from errkb.core.settings import Settings
 from errkb.service.browse.trees import ModuleTrees
@@ -53,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "(`errkb serve --ingest` fills it while serving)",
                 where,
             )
+        with app.state.sessions() as session:  # so that a stored doc's first read on the
+            load_all(session)  # event loop finds its dictionary (see read.entries)
         app.state.entries = EntryCache[bytes](settings.entry_cache_mb << 20)
         app.state.module_trees = ModuleTrees()
         for hook in app.state.startup_hooks:

@@ -26,6 +26,18 @@ def load_missing(session: Session, blobs: Iterable[bytes]) -> None:
             register(row.id, row.data)
 
 
+def load_all(session: Session) -> int:
+    """Register every stored dictionary this process lacks (a server does so as it starts, so
+    its first reads of stored docs need no session); how many were registered."""
+    known = [row.id for row in session.execute(select(PackDictionary.id))]
+    missing = [d for d in known if not is_known(d)]
+    if missing:
+        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
+        for row in rows.scalars():
+            register(row.id, row.data)
+    return len(missing)
+
+
 def unpack_stored(session: Session, blob: bytes) -> bytes | None:
     """The blob's bytes, loading its dictionary when needed; None when the dictionary is gone
     (a newer build replaced it: the blob is stale and its reader rebuilds it)."""

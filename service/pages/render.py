@@ -14,7 +14,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from errkb.service.entries.schemas import Entry
+from errkb.service.entries.schemas import Entry, SnippetOut
+from errkb.service.pages.highlight import highlight_snippet
 from errkb.service.pages.view import (
     anchor_for,
     code_spans,
@@ -100,3 +101,13 @@ def render_entry(entry: Entry, *, links: Any, canonical: str | None) -> str:
         histories=history_views(entry),
         crumbs=[{"name": n, "path": p} for n, p in crumbs(shown)],
     )
+
+
+def warm_rendering() -> None:
+    """Compile every template and Pygments' Python lexer now: a server process does so as it
+    starts, before it listens, so that its first rendered page does not take 100 ms more than
+    the next ones (measured: 103 ms, then 4.5 ms)."""
+    env = environment()
+    for path in sorted(TEMPLATES.glob("*.html")):
+        env.get_template(path.name)
+    highlight_snippet(SnippetOut(start=1, lines=["x = 1"], raise_start=1, raise_end=1))

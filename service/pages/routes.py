@@ -25,7 +25,13 @@ from errkb.service.http_cache import Fresh, fresh_validators
 from errkb.service.pages import contexts
 from errkb.service.pages.highlight import pygments_css
 from errkb.service.pages.page_files import PageFiles
-from errkb.service.pages.render import STATIC, PageMeta, render, render_entry
+from errkb.service.pages.render import (
+    STATIC,
+    PageMeta,
+    render,
+    render_entry,
+    warm_rendering,
+)
 from errkb.service.pages.urls import ServerLinks
 from errkb.service.read import entries
 from errkb.service.read.browse import (
@@ -89,7 +95,12 @@ def _entry_html(request: Request, version_key: str, item: tuple[str | None, ...]
         if snapshot is None:  # the default view: its stored doc, in one read when it can be
             engine = request.app.state.engine
             stored = entries.stored_json_now(engine, error_id, version_key, settings)
-            page = _shared_page(request, version_key, item, stored) if stored else None
+            if stored is None:  # its dictionary is new to this process, or the doc is missing
+                with request.app.state.sessions() as session:
+                    stored = entries.entry_json(
+                        session, error_id, key=version_key, settings=settings
+                    )
+            page = _shared_page(request, version_key, item, stored)
             if page is not None:
                 return page
         with request.app.state.sessions() as session:  # the same entry as the JSON route's
@@ -312,8 +323,11 @@ def install_pages(app: FastAPI) -> None:
     """Add the HTML routes, the static files and the security headers to the app."""
     app.include_router(router)
     settings: Settings = app.state.settings
-    app.state.startup_hooks.append(
-        lambda app: setattr(app.state, "page_files", PageFiles(settings.resolved_database_url))
-    )
+
+    def start(app: FastAPI) -> None:
+        app.state.page_files = PageFiles(settings.resolved_database_url)
+        warm_rendering()
+
+    app.state.startup_hooks.append(start)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     add_security_headers(app)
