@@ -6,7 +6,14 @@ import random
 
 import pytest
 
-from errkb.service.match.matcher.normalize import fold, prefix_length, prepare, squeeze, tokens
+from errkb.service.match.matcher.normalize import (
+    fold,
+    prefix_length,
+    prepare,
+    squeeze,
+    text_words,
+    tokens,
+)
 
 
 @pytest.mark.parametrize(
@@ -101,3 +108,20 @@ def test_the_folded_text_keeps_every_offset() -> None:
     assert prep.folded.endswith("failed:sm75") and "sglang" in prep.folded
     assert fold("ÉTÉ Mixed") == "été mixed"
     assert tokens("SGLang Only") == tokens("sglang only") == [b"sglang", b"only"]
+
+
+def test_the_words_of_pythons_traceback_lines_are_not_candidate_words() -> None:
+    """They tell no error from another; a word they share with the message still counts."""
+    text = (
+        "[2025-01-01 12:00:00 TP0] Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in f\n'
+        "KeyError: 'k'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        "ValueError: the last shard is missing\n"
+        "The above exception was the direct cause of the following exception:\n"
+    )
+    said = text_words(prepare(text).work)
+    for word in (b"traceback", b"most", b"recent", b"call", b"during", b"handling", b"above"):
+        assert word not in said
+    assert {b"valueerror", b"last", b"shard", b"missing", b"keyerror", b"file", b"x"} <= said

@@ -26,7 +26,7 @@ from errkb.service.match.matcher.index import (
     names_a_class,
 )
 from errkb.service.match.matcher.mentions import mentions
-from errkb.service.match.matcher.normalize import Prepared, prepare, words
+from errkb.service.match.matcher.normalize import Prepared, prepare, text_words
 from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
 
 CANDIDATES = 40  # templates aligned per request
@@ -56,12 +56,12 @@ def match_text(
     that bench/match.py measures the index against.
     """
     prep = prepare(text)
-    text_words = set(words(prep.work))
+    said = text_words(prep.work)
     hits = frame_matches.frame_hits(index, prep.squeezed)
     if exhaustive:
         candidates: list[int] | range = range(len(index.entries))
     else:
-        found = index.candidates(text_words, CANDIDATES, CLASS_CANDIDATES)
+        found = index.candidates(said, CANDIDATES, CLASS_CANDIDATES)
         candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
     for e in candidates:
@@ -85,7 +85,7 @@ def match_text(
         starts = [s.alignment.begin for s in scored if s.score >= _READ]
         matches = with_frames(index, matches, hits, starts, prep, min_score)[:limit]
     named = mentions(index.mentions, index.entries, prep)
-    named += class_mentions(index, text_words, prep.text, {m.entry.exception for m in matches})
+    named += class_mentions(index, said, prep.text, {m.entry.exception for m in matches})
     if named:
         matches = with_mentions(index, matches, named, min_score)[:limit]
     return matches
