@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -125,15 +124,15 @@ class MatchIndex:
         `per_class` best of each class the words name (`ImportError: DeepEP is not installed`
         in prose full of words that other errors share: the class narrows it down)."""
         # Each posting carries the word's share of its entry's smoothed total weight, so the
-        # sums are the entries' keys and selecting the best is a C-level sort (`_best`).
-        mass: dict[int, float] = {}
-        get = mass.get
+        # sums are the entries' keys and selecting the best is a C-level sort (`_best`). The
+        # longest posting starts the sums as a dict made in C (an entry is once in a posting).
         postings = self.postings
-        for word in words:
-            posting = postings.get(word)
-            if posting is not None:
-                for e, share in posting:
-                    mass[e] = get(e, 0.0) + share
+        posted = sorted((p for p in map(postings.get, words) if p is not None), key=len)
+        mass: dict[int, float] = dict(posted.pop()) if posted else {}
+        get = mass.get
+        for posting in posted:
+            for e, share in posting:
+                mass[e] = get(e, 0.0) + share
         best = [e for e, _ in _best(limit, mass.items())]
         if per_class and len(mass) > limit:
             best.extend(self._class_best(words, mass, best, per_class))
@@ -145,8 +144,8 @@ class MatchIndex:
         """The `per_class` best of each class the words name, where `best` (the best of all)
         holds fewer than that many of the class: otherwise those it holds are the class's best."""
         class_of = self.class_of
-        held = Counter(class_of[e] for e in best)
-        short = {w for w in words if w in self.classes and held[w] < per_class}
+        held = [class_of[e] for e in best]
+        short = {w for w in words if w in self.classes and held.count(w) < per_class}
         if not short:
             return []
         by_class: dict[bytes, list[tuple[int, float]]] = {}
