@@ -19,23 +19,26 @@ from errkb.core.packed import Trained, dictionary_of, is_known, register, unpack
 def load_missing(session: Session, blobs: Iterable[bytes]) -> None:
     """Register the stored dictionaries these blobs need and this process lacks (those not in
     the database stay unknown: `is_known` tells)."""
-    missing = {d for d in map(dictionary_of, blobs) if not is_known(d)}
-    if missing:
-        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
-        for row in rows.scalars():
-            register(row.id, row.data)
+    _register(session, {d for d in map(dictionary_of, blobs) if not is_known(d)})
 
 
 def load_all(session: Session) -> int:
     """Register every stored dictionary this process lacks (a server does so as it starts, so
     its first reads of stored docs need no session); how many were registered."""
-    known = [row.id for row in session.execute(select(PackDictionary.id))]
-    missing = [d for d in known if not is_known(d)]
-    if missing:
-        rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
-        for row in rows.scalars():
-            register(row.id, row.data)
-    return len(missing)
+    stored = session.scalars(select(PackDictionary.id))
+    return _register(session, {d for d in stored if not is_known(d)})
+
+
+def _register(session: Session, missing: set[int]) -> int:
+    """Register the stored dictionaries among `missing`; how many there were."""
+    if not missing:
+        return 0
+    rows = session.execute(select(PackDictionary).where(PackDictionary.id.in_(missing)))
+    found = 0
+    for row in rows.scalars():
+        register(row.id, row.data)
+        found += 1
+    return found
 
 
 def unpack_stored(session: Session, blob: bytes) -> bytes | None:
