@@ -155,17 +155,18 @@ def start_errkb(db_url: str, port: int, processes: int) -> subprocess.Popen[byte
 
 
 def start_baseline(bodies: Path, port: int, processes: int) -> subprocess.Popen[bytes]:
-    # The same process model as `errkb serve --workers N` (a socket per process), so the ratio
-    # compares the applications, not how connections reach the processes.
+    # The same process model as `errkb serve --workers N` (a socket per process), and the same
+    # parser and event loop (httptools, uvloop; see errkb.service.server), so the ratio compares
+    # the applications, not how connections reach the processes or how HTTP is parsed.
     run = (
         "from errkb.service.processes import serve_processes; "
         f"serve_processes('bench.serve_baseline:app', '127.0.0.1', {port}, {processes}, "
-        "{'log_level': 'warning'})"
+        "{'log_level': 'warning', 'http': 'httptools', 'loop': 'uvloop'})"
     )
     cmd = [sys.executable, "-c", run]
     if processes == 1:
         cmd = [str(BIN / "uvicorn"), "--factory", "bench.serve_baseline:app", "--port", str(port)]
-        cmd += ["--log-level", "warning"]
+        cmd += ["--log-level", "warning", "--http", "httptools", "--loop", "uvloop"]
     env = {"BASELINE_BODIES": str(bodies), "PYTHONPATH": str(ROOT)}
     return start(cmd, env, port, processes)
 
