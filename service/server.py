@@ -68,6 +68,10 @@ class OneSendPerAnswer:
         self.answered()
         self._transport.close()
 
+    def is_closing(self) -> bool:
+        """The transport's own answer (asked several times per request: no `__getattr__`)."""
+        return self._transport.is_closing()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 
