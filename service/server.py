@@ -86,7 +86,8 @@ class DeadlineHttpToolsProtocol(HttpToolsProtocol):
         """Start the clock for the first request."""
         self._deadline: asyncio.TimerHandle | None = None
         self._receiving = False  # between a request's first byte and the end of its body
-        super().connection_made(OneSendPerAnswer(transport))  # type: ignore[arg-type]
+        self._sending = OneSendPerAnswer(transport)
+        super().connection_made(self._sending)  # type: ignore[arg-type]
         self._arm()
 
     def on_message_begin(self) -> None:
@@ -103,7 +104,7 @@ class DeadlineHttpToolsProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         """Restart the clock for the next request, unless it is already in and waiting."""
         waiting = bool(self.pipeline) and not self._receiving
-        self.transport.answered()  # type: ignore[attr-defined]
+        self._sending.answered()
         super().on_response_complete()
         if not self.transport.is_closing() and not waiting:
             self._arm()

@@ -136,8 +136,7 @@ def read_answer(
 
 
 def connect(base: tuple[str, int]) -> socket.socket:
-    sock = socket.create_connection(base, timeout=10)  # a held answer fails on this timeout
-    return sock
+    return socket.create_connection(base, timeout=10)  # a held answer fails on this timeout
 
 
 def test_get_head_and_pipelined_answers_all_arrive(base: tuple[str, int]) -> None:
