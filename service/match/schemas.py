@@ -67,14 +67,18 @@ def text_of(body: bytes, content_type: str) -> str:
 
 def match_out(m: Match, public_url: str) -> MatchOut:
     """The response form of one match."""
+    # Built without validation: every value comes typed from the matcher (validating them
+    # was a twentieth of a short match's time).
     site = None
     if m.site is not None and m.site_line is not None:
-        site = MatchedSite(path=m.site.path, line=m.site_line, function=m.site.qualname)
-    return MatchOut(
+        site = MatchedSite.model_construct(
+            path=m.site.path, line=m.site_line, function=m.site.qualname
+        )
+    return MatchOut.model_construct(
         id=m.entry.id,
         title=m.entry.title,
         score=m.score,
-        span=Span(start=m.start, end=m.end),
+        span=Span.model_construct(start=m.start, end=m.end),
         params=m.params,
         site=site,
         snapshots=list(m.snapshots),

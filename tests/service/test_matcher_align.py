@@ -82,3 +82,29 @@ def test_only_a_short_part_of_a_changed_piece_earns_nothing() -> None:
     best = alignments(pieces, "abcdXXXXXXXXXmnop:1tail")[0]
     assert best.matched == len("tail")  # "abcd" and "mnop:" are shorter than a part must be
     assert best.begin == best.starts[1]
+
+
+def test_a_text_showing_none_of_the_probes_has_no_alignment() -> None:
+    """The matcher skips a candidate whose probes all miss the text: that must never skip one
+    that aligns. Random pieces over a small alphabet, in texts that often show one of them whole or
+    cut (a first piece cut after its head aligns with no piece whole)."""
+    import random
+
+    from errkb.service.match.matcher.align import anchor_order, probes
+
+    rng = random.Random(11)
+    aligned = skipped = 0
+    for _ in range(4000):
+        pieces = tuple(
+            "".join(rng.choice("ab:") for _ in range(rng.randint(1, 20)))
+            for _ in range(rng.randint(1, 4))
+        )
+        noise = ["".join(rng.choice("ab:(x") for _ in range(rng.randint(0, 20))) for _ in "12"]
+        shown_piece = rng.choice(pieces)[: rng.randint(1, 20)]  # whole, or cut at its end
+        text = noise[0] + (shown_piece if rng.random() < 0.6 else "") + noise[1]
+        found = alignments(pieces, text)
+        shown = any(p in text for p in probes(pieces, anchor_order(pieces)))
+        assert shown or not found, (pieces, text)
+        aligned += bool(found)
+        skipped += not shown
+    assert aligned > 500 and skipped > 500  # both sides of the rule were tried

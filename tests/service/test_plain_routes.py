@@ -10,6 +10,7 @@ from typing import Annotated
 
 import httpx
 from fastapi import FastAPI, Query, Request
+from pydantic import BaseModel
 from starlette.routing import BaseRoute, Match, Route
 
 from errkb.core.settings import Settings
@@ -118,3 +119,24 @@ def test_the_search_query_is_validated_as_its_declared_parameters_were() -> None
     queries += ["limit=101", "limit=x", "cursor=1:20", "cursor=9:1", "cursor=", "limit=5&cursor=x"]
     queries += ["q=" + "w" * 500, "limit=100", "limit=0&cursor=bad&q=" + "w" * 501, "other=1"]
     _same_answers(declared, by_hand, queries)
+
+
+def test_a_query_without_parameters_gets_the_defaults_or_the_same_422_for_a_required_one() -> None:
+    """No query string takes the models' shared defaults; a model whose field has no default
+    still answers as a declared required parameter does (not the shared defaults)."""
+
+    class Needs(BaseModel):
+        x: int
+        y: int = 3
+
+    def declared(x: int = Query(), y: int = Query(3)) -> list[int]:
+        return [x, y]
+
+    def by_hand(request: Request) -> list[int]:
+        got = query_model(Needs, request)
+        return [got.x, got.y]
+
+    _same_answers(declared, by_hand, ["", "x=1", "x=a", "y=4", "x=2&y=5"])
+    request = Request({"type": "http", "query_string": b"", "headers": []})
+    assert query_model(MatchQuery, request) is query_model(MatchQuery, request)
+    assert query_model(MatchQuery, request).limit == 10

@@ -64,13 +64,17 @@ def match_text(
         found = index.candidates(said, CANDIDATES, CLASS_CANDIDATES)
         candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
+    folded = prep.folded
     for e in candidates:
         entry = index.entries[e]
         best: _Scored | None = None
         for form in (entry, *entry.variants):  # without pieces, only frames tell it
-            if not form.pieces:
+            for probe in form.probes:  # none shows: the form aligns nowhere (inlined: hot)
+                if probe in folded:
+                    break
+            else:
                 continue
-            for al in alignments(form.pieces, prep.folded, form.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
+            for al in alignments(form.pieces, folded, form.anchors)[:ALIGNMENTS_PER_CANDIDATE]:
                 s = _score(form, al, prep)
                 if best is None or (s.score, al.matched) > (best.score, best.alignment.matched):
                     best = s
