@@ -260,7 +260,7 @@ def test_class_candidates_are_each_named_class_best_whether_or_not_the_top_holds
     def naive(found: set[bytes], limit: int, per_class: int) -> set[int]:
         mass: dict[int, float] = {}
         for word in found:
-            for e, share in INDEX.postings.get(word, ()):
+            for e, share in INDEX.postings.get(word, {}).items():
                 mass[e] = mass.get(e, 0.0) + share
         best = set(heapq.nlargest(limit, mass, key=mass.__getitem__))
         for word in found:
