@@ -11,7 +11,9 @@ import json
 import socket
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 from serving import free_port, serve, stop, wait_healthy
 
@@ -188,3 +190,19 @@ def test_the_server_runs_the_c_parser_and_loop() -> None:
 
     options = server_options(Settings())
     assert issubclass(options["http"], HttpToolsProtocol) and options["loop"] == "uvloop"
+
+
+def test_large_matches_at_once_all_get_their_answer(base: tuple[str, int]) -> None:
+    """Eight bodies near the 1 MiB cap at once: more than the match process's socket holds, so
+    the server's writes to it wait for room (`match_link.Answers`), and every one is answered."""
+    host, port = base
+    filler = "INFO step done\n" * (900 * 1024 // 15)
+
+    def post(n: int) -> tuple[int, object]:
+        text = f"{filler}ValueError: body {n} ends here\n"
+        r = httpx.post(f"http://{host}:{port}/api/match", json={"text": text}, timeout=60)
+        return r.status_code, r.json()
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(post, range(8)))
+    assert answers == [(200, {"matches": []})] * 8
