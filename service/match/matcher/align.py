@@ -74,8 +74,8 @@ def anchor_order(pieces: tuple[str, ...]) -> tuple[int, ...]:
 def probes(pieces: tuple[str, ...], anchors: tuple[int, ...]) -> tuple[str, ...]:
     """Strings of which at least one shows in any text that `alignments` aligns the pieces in:
     the anchor pieces (seeds), and the head of the first piece (a text cut inside it). Most
-    candidates of a text show none: testing these first skips their alignment (a third of a
-    short match's time went to candidates that aligned nowhere)."""
+    candidates of a text show none: testing these first skips their alignment (18,285 of the
+    21,660 alignments of the bench's 200 match texts were of candidates that align nowhere)."""
     if not pieces:
         return ()
     head = (pieces[0][:_HEAD],) if len(pieces[0]) > _HEAD else ()
