@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, Field
+from pydantic_core import to_json
 
 from errkb.core.errors import BadInput
 from errkb.service.match.matcher import Match
@@ -84,3 +85,28 @@ def match_out(m: Match, public_url: str) -> MatchOut:
         snapshots=list(m.snapshots),
         url=f"{public_url.rstrip('/')}/errors/{m.entry.id}",
     )
+
+
+def matches_json(matches: list[Match], public_url: str) -> bytes:
+    """The API's JSON body (`MatchResponse`) for these matches, built from plain dicts in the
+    models' field order: the same bytes as `match_out` and `model_dump_json` give (a test holds
+    them equal), without constructing the models (that was a tenth of a match process's
+    profiled time per short text)."""
+    base = public_url.rstrip("/")
+    return to_json({"matches": [_match_dict(m, base) for m in matches]})
+
+
+def _match_dict(m: Match, base: str) -> dict[str, Any]:
+    site = None
+    if m.site is not None and m.site_line is not None:
+        site = {"path": m.site.path, "line": m.site_line, "function": m.site.qualname}
+    return {
+        "id": m.entry.id,
+        "title": m.entry.title,
+        "score": m.score,
+        "span": {"start": m.start, "end": m.end},
+        "params": m.params,
+        "site": site,
+        "snapshots": list(m.snapshots),
+        "url": f"{base}/errors/{m.entry.id}",
+    }

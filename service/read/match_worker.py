@@ -16,7 +16,9 @@ from __future__ import annotations
 import logging
 import pickle
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import TypeVar
 
 from errkb.core.db import make_engine
 from errkb.core.errors import BadInput
@@ -27,13 +29,14 @@ from errkb.service.match.queries import DbEngine, generation_now
 from errkb.service.read.matches import (
     MatchIndex,
     MatchOut,
-    MatchResponse,
     match_index,
     matches_in,
+    matches_json_in,
     text_of,
 )
 
 READY = b"ready"
+_Answer = TypeVar("_Answer", list[MatchOut], bytes)
 log = logging.getLogger(__name__)
 
 
@@ -76,21 +79,27 @@ def serve(
             return
         op, *args = pickle.loads(request)
         answer: list[MatchOut] | bytes | Exception | None = None
-        if op in ("match", "match_json"):
-            answer = _match(index, *args)
-        if op == "match_json" and isinstance(answer, list):  # the API's body, serialized here
-            answer = MatchResponse.model_construct(matches=answer).model_dump_json().encode()
+        if op == "match":
+            answer = _match(index, matches_in, *args)
+        elif op == "match_json":  # the API's body, serialized here
+            answer = _match(index, matches_json_in, *args)
         stale = freshness.check(now=op == "check")
         conn.send_bytes(pickle.dumps((stale, answer), protocol=5))
 
 
 def _match(
-    index: MatchIndex, body: bytes, content_type: str, limit: int, public_url: str
-) -> list[MatchOut] | Exception:
-    """The matches, or the exception to raise in the server (a bad body is a 422 there)."""
+    index: MatchIndex,
+    render: Callable[..., _Answer],
+    body: bytes,
+    content_type: str,
+    limit: int,
+    public_url: str,
+) -> _Answer | Exception:
+    """The matches as `render` gives them (the models, or the API's JSON body), or the
+    exception to raise in the server (a bad body is a 422 there)."""
     try:
         text = text_of(body, content_type)
-        return matches_in(index, text, limit=limit, public_url=public_url)
+        return render(index, text, limit=limit, public_url=public_url)
     except BadInput as exc:  # returned, not raised: its `loc` would not survive pickling
         return exc
     except Exception as exc:  # noqa: BLE001 - handed to the server, which raises it again

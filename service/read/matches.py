@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from errkb.service.match.matcher import MatchIndex, match_text
 from errkb.service.match.queries import DbEngine, load_index
-from errkb.service.match.schemas import MatchOut, MatchResponse, match_out, text_of
+from errkb.service.match.schemas import MatchOut, MatchResponse, match_out, matches_json, text_of
 
 __all__ = [
     "MatchIndex",
@@ -18,6 +18,7 @@ __all__ = [
     "MatchResponse",
     "match_index",
     "matches_in",
+    "matches_json_in",
     "text_of",
 ]
 
@@ -30,3 +31,8 @@ def match_index(engine: DbEngine) -> MatchIndex:
 def matches_in(index: MatchIndex, text: str, *, limit: int, public_url: str) -> list[MatchOut]:
     """The errors `text` shows, best first, with links under `public_url` (or relative)."""
     return [match_out(m, public_url) for m in match_text(index, text, limit=limit)]
+
+
+def matches_json_in(index: MatchIndex, text: str, *, limit: int, public_url: str) -> bytes:
+    """The same matches as the API's JSON body (`MatchResponse`), serialized."""
+    return matches_json(match_text(index, text, limit=limit), public_url)
