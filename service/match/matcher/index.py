@@ -90,12 +90,9 @@ class CompiledTemplate:
     variants: tuple[CompiledTemplate, ...] = ()
     # At least one of these shows in any text the pieces align in (see `align.probes`).
     probes: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    # This entry, then its variants: what a text is aligned against (kept, not rebuilt per text).
-    forms: tuple[CompiledTemplate, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "probes", probes(self.pieces, self.anchors))
-        object.__setattr__(self, "forms", (self, *self.variants))
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,10 @@ def match_text(
         candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
     scored: list[_Scored] = []
     folded = prep.folded
-    entries = index.entries
     for e in candidates:
+        entry = index.entries[e]
         best: _Scored | None = None
-        for form in entries[e].forms:  # without pieces, only frames tell it
+        for form in (entry, *entry.variants):  # without pieces, only frames tell it
             for probe in form.probes:  # none shows: the form aligns nowhere (inlined: hot)
                 if probe in folded:
                     break
