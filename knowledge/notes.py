@@ -70,7 +70,7 @@ def with_constants(site: Site) -> Site:
     values = constant_values(site)
     segments: list[Segment] = []
     for seg in site.template.segments:
-        value = values.get(seg.text) if seg.kind == "placeholder" else None
+        value = _value_of(seg.text, values) if seg.kind == "placeholder" else None
         if seg.kind == "placeholder" and value is None and _CONSTANT.fullmatch(seg.text):
             shown = f"<value of {seg.text}>"
         elif value is None or seg.format_spec:
@@ -83,6 +83,64 @@ def with_constants(site: Site) -> Site:
         else:
             segments.append(Segment("text", shown))
     return replace(site, template=Template(tuple(segments), site.template.form))
+
+
+_ORDERING = frozenset({"sorted", "list", "tuple"})
+
+
+def _value_of(expr: str, values: dict[str, str]) -> str | None:
+    """The source of what a placeholder prints, when it is a module constant or the constant
+    put in order or joined (`sorted(MODES)`, `list(MODES)`, `", ".join(MODES)`: the "choose one
+    of ..." of a message); None when it is anything else or the value is not a literal."""
+    if expr in values:
+        return values[expr]
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+        return None
+    func, (arg,) = node.func, node.args
+    if isinstance(func, ast.Name) and func.id in _ORDERING:
+        items = _items(arg, values)
+        if items is None:
+            return None
+        if func.id == "sorted":
+            try:
+                items = sorted(items)  # type: ignore[type-var]
+            except TypeError:  # values that do not compare
+                return None
+        return repr(tuple(items) if func.id == "tuple" else items)
+    if (  # ", ".join(MODES), ", ".join(sorted(MODES))
+        isinstance(func, ast.Attribute)
+        and func.attr == "join"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+    ):
+        items = _items(arg, values)
+        if items is None and (inner := _value_of(ast.unparse(arg), values)) is not None:
+            items = _literal(inner)  # type: ignore[assignment]
+        if isinstance(items, list | tuple) and all(isinstance(i, str) for i in items):
+            return repr(func.value.value.join(items))  # type: ignore[arg-type]
+    return None
+
+
+def _items(node: ast.expr, values: dict[str, str]) -> list[object] | None:
+    """The items of a constant collection in its source's order (a dict's keys)."""
+    source = values.get(node.id) if isinstance(node, ast.Name) else None
+    value = _literal(source) if source is not None else None
+    if isinstance(value, set | frozenset):
+        return [ast.literal_eval(e) for e in _set_items(source or "")]
+    if isinstance(value, dict | list | tuple):
+        return list(value)
+    return None
+
+
+def _literal(source: str) -> object:
+    try:
+        return ast.literal_eval(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
 
 
 def _printed(source: str, conversion: str | None) -> str:

@@ -324,6 +324,50 @@ def test_a_module_constant_is_quoted_as_the_list_it_holds() -> None:
     assert not any("VALID_MODES" in t for t in texts), texts
 
 
+@pytest.mark.parametrize(
+    ("printed", "shown"),
+    [
+        ("sorted(_QUANTS)", "['convrot_int8', 'fp8', 'mxfp4']"),
+        ("list(_QUANTS)", "['fp8', 'convrot_int8', 'mxfp4']"),  # the source's order
+        ("', '.join(sorted(_QUANTS))", "convrot_int8, fp8, mxfp4"),
+    ],
+)
+def test_a_constant_put_in_order_or_joined_is_quoted_as_the_message_prints_it(
+    printed: str, shown: str
+) -> None:
+    """`choose one of {sorted(_QUANTS)}`: the advice lists the values, not the expression."""
+    notes = SiteNotes(constants=(("_QUANTS", "{'fp8', 'convrot_int8', 'mxfp4'}"),))
+    s = dataclasses.replace(
+        site([Condition("if", "quantization not in _QUANTS", True, 1)]),
+        template=Template(
+            (
+                Segment("text", "Online quantization is not supported; choose one of "),
+                Segment("placeholder", printed),
+            ),
+            "fstring",
+        ),
+        notes=notes,
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.solutions[0].text == f"Choose one of {shown}"
+    texts = [ex.what_it_means.text, *(f.text for f in ex.solutions)]
+    assert not any("_QUANTS" in t for t in texts), texts
+
+
+def test_a_call_on_a_constant_that_is_not_an_ordering_stays_as_written() -> None:
+    notes = SiteNotes(constants=(("_QUANTS", "('fp8', 'mxfp4')"),))
+    s = dataclasses.replace(
+        site([Condition("if", "quantization not in _QUANTS", True, 1)]),
+        template=Template(
+            (Segment("text", "choose one of "), Segment("placeholder", "pick(_QUANTS)")),
+            "fstring",
+        ),
+        notes=notes,
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.solutions[0].text == "Choose one of {pick(_QUANTS)}"
+
+
 def test_a_registry_filled_at_run_time_is_not_listed_as_empty() -> None:
     """`_REGISTRY = {}` is empty where it is defined: "name is ." said nothing."""
     notes = SiteNotes(constants=(("_REGISTRY", "{}"),))
