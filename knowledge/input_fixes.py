@@ -12,6 +12,7 @@ import json
 
 from errkb.knowledge.facts import ExampleFix, Fix, Provenance
 from errkb.knowledge.inputs import Input
+from errkb.knowledge.notes import constant_values
 from errkb.knowledge.phrases import Speaker, negate
 from errkb.knowledge.reading import Reading
 from errkb.knowledge.values import raising_and_fixing
@@ -20,8 +21,10 @@ _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 
 
 def _speaker(r: Reading) -> Speaker:
+    # with the module's constants, as the facts have them: "send a value for which the quality
+    # is "lossless" or "high"", not "... is in quality levels"
     resolved = {k: v for c in r.site.conditions for k, v in c.resolved}
-    return Speaker(list(r.flags), resolved, r.finder, r.glossary)
+    return Speaker(list(r.flags), resolved, r.finder, r.glossary, constant_values(r.site))
 
 
 def _needed(r: Reading, found: Input) -> tuple[str, str] | None:

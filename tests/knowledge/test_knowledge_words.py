@@ -215,6 +215,22 @@ def test_a_request_field_gets_its_solution_and_a_body_before_and_after() -> None
     assert ex.intent == "out_of_range"
 
 
+def test_a_request_fields_fix_lists_the_values_a_module_constant_allows() -> None:
+    s = dataclasses.replace(
+        site(
+            [Condition("if", "self.quality not in QUALITY_LEVELS", True, 1)],
+            "quality must be one of {list(QUALITY_LEVELS)}, got {self.quality!r}",
+            "python/sglang/multimodal_gen/configs/sample/sampling_params.py",
+            "SamplingParams._validate",
+        ),
+        notes=SiteNotes(constants=(("QUALITY_LEVELS", "('lossless', 'high')"),)),
+    )
+    ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
+    fix = next(f for f in ex.solutions if f.kind == "request_field")
+    assert 'send a value for which the request\'s quality is "lossless" or "high"' in fix.text, fix
+    assert "quality levels" not in fix.text
+
+
 def test_a_request_field_names_what_the_openai_compatible_api_calls_it() -> None:
     s = site(
         [Condition("if", "self.max_new_tokens < 0", True, 1)],
