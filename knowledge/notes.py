@@ -145,9 +145,8 @@ def _literal(source: str) -> object:
 
 def _printed(source: str, conversion: str | None) -> str:
     """How `{value}` prints a literal: strings bare (or quoted with `!r`), containers as repr."""
-    try:
-        value = ast.literal_eval(source)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    value = _literal(source)
+    if value is None:  # not a literal (or `None`, which prints as its source)
         return source
     if isinstance(value, str) and conversion != "r":
         return value
