@@ -12,7 +12,6 @@ import asyncio
 import os
 import pickle
 import socket
-import struct
 from collections import deque
 from typing import Any, cast
 
@@ -20,7 +19,7 @@ from errkb.core.errors import Unavailable
 from errkb.service.read import match_worker
 
 START_SECONDS = 600.0  # building the index of a whole history takes a minute at most
-HEAD = struct.Struct("!i")  # multiprocessing.Connection's frame header
+HEAD = match_worker.HEAD
 _GONE = "the matcher stopped while it held this text; send it again"
 
 

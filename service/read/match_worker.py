@@ -2,7 +2,7 @@
 
 The server sends each request as one frame (a 4-byte big-endian length, then a pickle, the
 framing of `multiprocessing.Connection`) and reads the answers in the order it sent them. The
-process answers one request at a time, with the index it built before it said it was ready. It
+process answers them in that order, with the index it built before it said it was ready. It
 never rebuilds that index: at most every `refresh_seconds` it checks whether an ingest has moved
 the database on, and says so with its next answer; the server then starts a fresh process and
 retires this one, whose memory goes back to the system whole (an index rebuilt in place left
@@ -14,7 +14,10 @@ the index's objects.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
+import socket
+import struct
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -36,6 +39,10 @@ from errkb.service.read.matches import (
 )
 
 READY = b"ready"
+HEAD = struct.Struct("!i")  # multiprocessing.Connection's frame header
+_READ_SIZE = 1 << 20
+_BATCH_SECONDS = 0.002  # a batch of answers is written once this long has gone into it
+_LONG_TEXT = 1 << 16  # a request this large is answered in a batch of its own
 _Answer = TypeVar("_Answer", list[MatchOut], bytes)
 log = logging.getLogger(__name__)
 
@@ -72,19 +79,60 @@ def serve(
     index = match_index(engine)
     freshness = _Freshness(engine, index, refresh_seconds)
     conn.send_bytes(READY)
-    while True:
-        try:
-            request = conn.recv_bytes()
-        except (EOFError, OSError):  # the server closed its end
-            return
-        op, *args = pickle.loads(request)
-        answer: list[MatchOut] | bytes | Exception | None = None
-        if op == "match":
-            answer = _match(index, matches_in, *args)
-        elif op == "match_json":  # the API's body, serialized here
-            answer = _match(index, matches_json_in, *args)
-        stale = freshness.check(now=op == "check")
-        conn.send_bytes(pickle.dumps((stale, answer), protocol=5))
+    _answer_frames(conn, index, freshness)
+
+
+def _answer_frames(conn: Connection, index: MatchIndex, freshness: _Freshness) -> None:
+    """Answer every request the server sent, in order, until it closes its end. The requests
+    that arrived together are answered together, in one write: the server then wakes once for
+    them, not once each (at 4 server processes under load, about 3 arrive together). A batch
+    ends after 2 ms, and before a long text, so that short answers are not held behind one."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    sock.setblocking(True)
+    buffer = bytearray()
+    out = bytearray()
+    try:
+        while True:
+            if not _complete(buffer):
+                data = sock.recv(_READ_SIZE)
+                if not data:  # the server closed its end
+                    return
+                buffer += data
+                continue
+            started = time.monotonic()
+            while _complete(buffer):
+                (size,) = HEAD.unpack_from(buffer)
+                if out and (size > _LONG_TEXT or time.monotonic() - started > _BATCH_SECONDS):
+                    break
+                request = bytes(buffer[HEAD.size : HEAD.size + size])
+                del buffer[: HEAD.size + size]
+                payload = pickle.dumps(_answer(index, freshness, request), protocol=5)
+                out += HEAD.pack(len(payload))
+                out += payload
+            sock.sendall(out)
+            out.clear()
+    except OSError:  # the server went away
+        return
+
+
+def _complete(buffer: bytearray) -> bool:
+    """True when the buffer starts with a whole frame."""
+    if len(buffer) < HEAD.size:
+        return False
+    (size,) = HEAD.unpack_from(buffer)
+    return len(buffer) >= HEAD.size + size
+
+
+def _answer(index: MatchIndex, freshness: _Freshness, request: bytes) -> tuple[bool, object]:
+    """(whether the database moved on, the answer) for one request."""
+    op, *args = pickle.loads(request)
+    answer: list[MatchOut] | bytes | Exception | None = None
+    if op == "match":
+        answer = _match(index, matches_in, *args)
+    elif op == "match_json":  # the API's body, serialized here
+        answer = _match(index, matches_json_in, *args)
+    stale = freshness.check(now=op == "check")
+    return stale, answer
 
 
 def _match(

@@ -218,6 +218,25 @@ def test_concurrent_matches_each_get_their_own_answer(db_url: str, tmp_path: Pat
         assert ids == ([swa_id()] if n % 2 else []), (n, ids)
 
 
+def test_long_and_short_texts_sent_together_each_get_their_own_answer(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Texts that reach the match process together are answered as a batch, and a long one
+    (over 64 KiB, read in several pieces) in a batch of its own: each still gets its own
+    answer, in order."""
+    ingest_version(db_url, tmp_path, 1)
+    long = "INFO all good\n" * 30_000 + f"ValueError: {SWA}\n"
+    texts = [f"ValueError: {SWA}\n", "INFO nothing\n", long, "INFO nothing\n", long, "x\n"]
+
+    async def scenario(client: httpx.AsyncClient, _: Any) -> list[httpx.Response]:
+        return list(await asyncio.gather(*(client.post("/api/match", content=t) for t in texts)))
+
+    answers = _run(_settings(db_url, tmp_path, match_queue=64), scenario)
+    found = [[m["id"] for m in r.json()["matches"] if m["score"] >= 0.8] for r in answers]
+    assert found == [[swa_id()], [], [swa_id()], [], [swa_id()], []]
+    assert answers[2].json()["matches"][0]["span"]["start"] == len(long) - len(SWA) - 1
+
+
 def test_a_match_process_that_dies_fails_one_request_then_is_started_again(
     db_url: str, tmp_path: Path
 ) -> None:
