@@ -2,8 +2,12 @@
 # The project is built into a wheel and installed like any package: migrations and the default
 # pins travel inside it, so the commands work from any folder.
 FROM python:3.11-slim AS build
+# A C compiler for the build's mypyc step (setup.py: the compiled log matcher). The image it
+# builds needs none: the wheel carries the compiled modules.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml ./
+COPY pyproject.toml setup.py ./
 COPY errkb ./errkb
 COPY ingest ./ingest
 COPY knowledge ./knowledge

@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 
 .PHONY: install run test test-fast ingest serve lint bench bench-knowledge bench-fresh browser wheel-smoke
 
-$(BIN)/errkb: pyproject.toml
-	@echo "Installing errkb and its dependencies into $(VENV) (about half a minute)..."
+# The matcher's sources too: the install compiles them (setup.py), and a compiled module older
+# than its source would be set aside for the slower source (service/match/matcher/compiled.py).
+$(BIN)/errkb: pyproject.toml setup.py $(wildcard service/match/matcher/*.py)
+	@echo "Installing errkb and its dependencies into $(VENV), compiling the matcher (about a minute)..."
 	@# -qq: errors only. With -q, pip printed ~100 lines of warnings on these machines (index
 	@# folders the machine's pip config names, setuptools' note on editable installs).
 	$(PY) -m venv $(VENV)
@@ -46,8 +48,8 @@ test-fast: install
 # (ingest/, knowledge/, service/ and migrations/ are subpackages of errkb there).
 TYPECHECK := .build/typecheck
 lint: install
-	$(BIN)/ruff check errkb ingest knowledge service tests bench
-	$(BIN)/ruff format --check errkb ingest knowledge service tests bench
+	$(BIN)/ruff check errkb ingest knowledge service tests bench setup.py
+	$(BIN)/ruff format --check errkb ingest knowledge service tests bench setup.py
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/errkb
 	for f in errkb/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/errkb/; done
 	for d in ingest knowledge service migrations; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/errkb/$$d; done

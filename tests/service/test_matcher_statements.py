@@ -136,7 +136,7 @@ def test_a_key_error_whose_loader_is_named_in_prose_is_matched() -> None:
                 "KeyError",
                 "KeyError",
                 [],
-                [occ(other, 410, "Gemma3ForCausalLM.load_weights", "0.5.23", 410)],
+                (occ(other, 410, "Gemma3ForCausalLM.load_weights", "0.5.23", 410),),
                 "lookup",
                 "params_dict[name]",
             ),
@@ -160,7 +160,7 @@ def test_an_assert_whose_file_was_renamed_is_matched_by_its_function_and_check()
                 "assert cd.lock_ref == 0",
                 "AssertionError",
                 [],
-                [occ(renamed, 1544, "UnifiedTreeCore._cascade_evict", "0.5.18", 1544)],
+                (occ(renamed, 1544, "UnifiedTreeCore._cascade_evict", "0.5.18", 1544),),
                 "assert",
                 "cd.lock_ref == 0",
             )
