@@ -79,6 +79,16 @@ _SETTINGS = re.compile(r"(^|_)(server_)?args$|settings$", re.I)
 _USER_WORDS = re.compile(
     r"configur|please|specif|enabl|disabl|install|support|--|\buse\b|\bpass\b", re.I
 )
+# What a guard may read of a tensor: its shape, type, layout or device, which the code computes
+# from the model and the batch (a user sets none of them directly), unless the tensor is media
+# that a user sent (`_MEDIA`).
+_TENSOR_PROPERTIES = frozenset(
+    "shape ndim dim size numel stride is_contiguous storage_offset dtype is_floating_point "
+    "device is_cuda is_cpu layout data_ptr element_size nbytes itemsize".split()
+)
+_MEDIA = re.compile(r"audio|image|video|frame|pixel|waveform|speech", re.I)
+_LIBRARIES = frozenset({"torch"})  # whose attributes a guard compares with are constants
+_TENSOR_STATE = "the shape, type, layout or device of tensors the code builds itself"
 # A method that asks the batch's forward mode (decode, extend, ...): scheduling state.
 _MODE_PREDICATE = re.compile(r"^is_\w+$")
 
@@ -265,23 +275,39 @@ def _names_something(source: str) -> bool:
     return any(isinstance(n, ast.Name) for n in ast.walk(tree))
 
 
-def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> list[str] | None:
-    """The names of a guard that reads only state the code computes, or None.
+def internal_names(nodes: list[ast.expr], resolved: dict[str, str]) -> tuple[list[str], bool]:
+    """The names of a guard that reads only state the code computes (empty when it reads
+    anything else), and whether tensors' properties are among them.
 
-    A name resolved to a literal alone is not followed: a parameter resolves to what the calls
-    in its module pass (`n_k` <- `4`), and callers elsewhere may pass anything."""
+    So are a tensor's properties (`x.shape[0]`, `a.stride(-1)`; see `_TENSOR_PROPERTIES`), the
+    tensor where the guard reads one of them (`x is None or x.is_cuda`), and `torch.float16`. A
+    name resolved to a literal alone is not followed: a parameter resolves to what the calls in
+    its module pass (`n_k` <- `4`), and callers elsewhere may pass anything."""
     followed = {k: v for k, v in resolved.items() if _names_something(v)}
-    names = []
+    names: list[str] = []
+    tensors: set[str] = set()  # the roots of the tensor properties read
+    bare: set[str] = set()  # plain names, computed only if they are such a tensor
     for node in leaves(nodes, followed):
         chain = name_chain(node)
         if chain is None:
             continue
         if chain == ["self"] or chain[0] in ("isinstance", "len", "type", "hasattr", "getattr"):
             continue
-        if not _computed(node, chain):
-            return None
-        names.append(ast.unparse(node))
-    return names or None
+        if _computed(node, chain):
+            names.append(ast.unparse(node))
+        elif len(chain) >= 2 and chain[-1] in _TENSOR_PROPERTIES and not _MEDIA.search(chain[0]):
+            tensors.add(chain[0])
+            names.append(ast.unparse(node))
+        elif len(chain) == 2 and chain[0] in _LIBRARIES and isinstance(node, ast.Attribute):
+            continue  # torch.float16
+        elif len(chain) == 1:
+            bare.add(chain[0])
+            names.append(ast.unparse(node))
+        else:
+            return [], False
+    if not bare <= tensors:
+        return [], False
+    return names, bool(tensors)
 
 
 def who(
@@ -298,10 +324,11 @@ def who(
     found = clues(flag_clues, inputs, nodes, info, known)
     if found:
         return found[0].kind, found
-    internal = internal_names(nodes, info.resolved)
+    internal, tensors = internal_names(nodes, info.resolved)
     if internal and not _USER_WORDS.search(info.message):
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(internal[:4]))
-        return "internal", [Clue("internal", f"{shown}: state the code computes itself", shown)]
+        what = _TENSOR_STATE if tensors else "state the code computes itself"
+        return "internal", [Clue("internal", f"{shown}: {what}", shown)]
     untraced = [
         ast.unparse(n)
         for n in leaves(nodes, info.resolved)

@@ -191,9 +191,10 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             "a test fails."
         )
     elif r.audience == "internal":
+        what = r.clues[0].text.split(": ", 1)[-1]  # "state the code computes itself", ...
         text = (
-            f"An internal invariant: the guard reads only {r.clues[0].code}, state the code "
-            "computes itself, so reaching it points to a bug or a case the code did not expect."
+            f"An internal invariant: the guard reads only {r.clues[0].code}, {what}, so reaching "
+            "it points to a bug or a case the code did not expect."
         )
     else:
         inputs = (

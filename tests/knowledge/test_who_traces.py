@@ -215,3 +215,51 @@ def test_a_literal_the_module_passes_is_no_proof_of_an_internal_invariant() -> N
         """
     )
     assert ex.who_hits_it.kind == "unknown"
+
+
+def test_a_check_of_tensors_shapes_and_devices_is_an_internal_invariant_reported_first() -> None:
+    ex = explained(
+        """
+        import torch
+
+        def fused_kernel(a, page_table, out):
+            assert a.stride(-1) == 1 and a.shape[0] == out.shape[0]
+            assert page_table is None or page_table.is_cuda
+            if a.dtype not in (torch.float16, torch.bfloat16):
+                raise ValueError("a has the wrong dtype")
+        """,
+        path="python/sglang/kernels/ops/example.py",
+    )
+    assert ex.who_hits_it.kind == "internal"
+    assert ex.who_hits_it.text.startswith("An internal invariant: the guard reads only `a.dtype`")
+    assert "the shape, type, layout or device of tensors the code builds" in ex.who_hits_it.text
+    assert ex.solutions[0].kind == "report"
+    asserts = [
+        explained(source, exception="AssertionError")
+        for source in (
+            """
+            def launch(a, out):
+                assert a.stride(-1) == 1 and a.shape[0] == out.shape[0]
+            """,
+            """
+            def launch(page_table):
+                assert page_table is None or page_table.is_cuda
+            """,
+        )
+    ]
+    assert [e.who_hits_it.kind for e in asserts] == ["internal", "internal"]
+
+
+def test_a_tensor_check_that_also_reads_an_input_or_media_is_not_internal() -> None:
+    sources = (
+        # head_dim may come from anywhere: the check is not proven internal
+        "def attend(q, head_dim):\n    assert q.shape[-1] == head_dim\n",
+        # a tensor another name stands beside, untraced
+        "def attend(q, k):\n    assert q.shape[-1] == k\n",
+        # a recording the user sent
+        "def encode(audio_segment):\n    assert audio_segment.numel() > 0\n",
+        # the message speaks to a user who can change something
+        "def attend(q):\n    if q.dtype != 1:\n        raise AssertionError('not supported')\n",
+    )
+    kinds = [explained(s, exception="AssertionError").who_hits_it.kind for s in sources]
+    assert kinds == ["unknown", "unknown", "unknown", "unknown"]
