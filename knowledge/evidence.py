@@ -336,6 +336,7 @@ def who(
         and (c := name_chain(n))
         and c != ["self"]
         and not _computed(n, c)
+        and not (len(c) == 2 and c[0] in _LIBRARIES)  # `torch.float32` is no input
     ]
     if untraced:
         shown = ", ".join(f"`{n}`" for n in list(dict.fromkeys(untraced))[:4] if len(n) <= 60)

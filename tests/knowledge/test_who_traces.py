@@ -261,5 +261,12 @@ def test_a_tensor_check_that_also_reads_an_input_or_media_is_not_internal() -> N
         # the message speaks to a user who can change something
         "def attend(q):\n    if q.dtype != 1:\n        raise AssertionError('not supported')\n",
     )
-    kinds = [explained(s, exception="AssertionError").who_hits_it.kind for s in sources]
-    assert kinds == ["unknown", "unknown", "unknown", "unknown"]
+    found = [explained(s, exception="AssertionError").who_hits_it for s in sources]
+    assert [w.kind for w in found] == ["unknown", "unknown", "unknown", "unknown"]
+    mixed = explained(
+        "import torch\n\ndef quantize(w, scale):\n    assert w.dtype == torch.float8_e4m3fn"
+        " and scale is not None\n",
+        exception="AssertionError",
+    ).who_hits_it
+    assert mixed.kind == "unknown"
+    assert mixed.evidence == ("`w.dtype`, `scale`: not traced to an input",)  # no torch.float8
