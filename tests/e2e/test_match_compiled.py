@@ -2,7 +2,8 @@
 
 The build compiles `errkb.service.match.matcher`; these tests fail when the checkout's compiled
 modules are missing or stale (run `make install`), and when the compiled and the pure matcher
-give different answers for the same texts on the real sglang knowledge base.
+give different answers for the same texts on the real sglang knowledge base, each in a process
+with its own hash seed.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def _match(url: str, pure: bool) -> list[str]:
     cases = ROOT / "tests" / "data" / "match-dev" / "cases.jsonl"
     lines = cases.read_text().splitlines()
     posted = [json.loads(line)["posted_text"] for line in lines if line.strip()]
-    env = {**os.environ, "ERRKB_PURE": "1" if pure else "0"}
+    # Each with its own hash seed: as the server's processes do, they must answer alike anyway.
+    env = {**os.environ, "ERRKB_PURE": "1" if pure else "0", "PYTHONHASHSEED": "1" if pure else "2"}
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT, url],
         input="\0".join(posted),

@@ -32,7 +32,7 @@ def class_mentions(
     """Entries of the project classes the text names (`Name(` or `Name:`), unless one of
     `shown` (the classes of what was already found)."""
     out: list[Mention] = []
-    for word in words:
+    for word in sorted(words):  # in order: alike whatever the hash seed
         members = index.classes.get(word)
         if members is None or len(members) > FEW:
             continue

@@ -31,7 +31,7 @@ def stale(folder: Path) -> bool:
     """True in a checkout whose compiled modules are older than one of the sources they were
     built from. (An installed wheel writes both in one go, in no set order: never stale.)"""
     built = compiled_modules(folder)
-    if not built or "site-packages" in folder.parts:
+    if not built or {"site-packages", "dist-packages"} & set(folder.parts):
         return False
     oldest = min(p.stat().st_mtime for p in built)
     sources = (p for p in folder.glob("*.py") if p.name not in PURE)

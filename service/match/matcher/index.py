@@ -127,11 +127,11 @@ class MatchIndex:
         """Indexes of the `limit` entries whose posted words the text covers best, then of the
         `per_class` best of each class the words name (`ImportError: DeepEP is not installed`
         in prose full of words that other errors share: the class narrows it down)."""
-        # Each posting carries the word's share of its entry's smoothed total weight, so the
-        # sums are the entries' keys and selecting the best is a C-level sort (`_best`). The
-        # longest posting's dict, copied in C, starts the sums (faster than built from pairs).
+        # Each posting carries the word's share of its entry's smoothed total weight: the sums
+        # are the keys, the best a C sort (`_best`); the longest posting, copied in C, starts
+        # them. Words in order, not a set's: sums and ties alike whatever the hash seed.
         postings = self.postings
-        posted = sorted((p for p in map(postings.get, words) if p is not None), key=len)
+        posted = sorted((p for p in map(postings.get, sorted(words)) if p is not None), key=len)
         mass: dict[int, float] = posted.pop().copy() if posted else {}
         get = mass.get
         for posting in posted:
