@@ -15,8 +15,16 @@ For `--seconds` (default 60), after a `--warmup`, it keeps up:
 It prints the error count (any non-2xx or failed request, 503s included), p50 and p99 latency per
 route, /healthz p99 (goal <= 100 ms under the 1 MiB match load), the machine's load average at
 the start and the end, and the server's RSS (with `--workers N`, all its processes and their
-children summed) at start, after the warm-up, every sixth of the measure and at the end (goal:
-growth after the warm-up <= 10%). Before the load starts, every entry's JSON and page is asked
+children summed) at start, after the warm-up, every sixth of the measure and at the end. Each of these samples is taken when no match process is being
+renewed (after an ingest, a stale one runs beside its replacement for a while).
+
+The knowledge base grows while it runs (a release every minute or so, where a real project
+makes one every week or two): more errors, and a longer history in every entry. So, unless
+`--no-fresh`, a second server is then started on the final knowledge base, filled and warmed up
+the same way, and the soaked server's memory is read against it: what the soaked server holds
+beyond what the same data needs is the leak figure (goal <= 10%), apart from the raw growth.
+
+Before the load starts, every entry's JSON and page is asked
 for `--fill` times (default twice per server process), so that the entry caches hold what the
 browsers ask for: their filling up to their bound is not counted as growth.
 The settings that shape the figures (`ERRKB_MATCH_NICE`, `ERRKB_WORKERS_NICE`,
@@ -24,7 +32,7 @@ The settings that shape the figures (`ERRKB_MATCH_NICE`, `ERRKB_WORKERS_NICE`,
 runs with different variables.
 
 Usage: .venv/bin/python bench/soak.py [--seconds 60] [--warmup 20] [--db URL] [--files 100]
-    [--seed FILE] [--workers N] [--fill N]
+    [--seed FILE] [--workers N] [--fill N] [--no-fresh]
 Without --db, a SQLite file in a temporary folder is used; a PostgreSQL URL must name an empty
 database. With `--seed FILE` (SQLite only), the first version's database is copied from FILE
 when it exists, and saved there after the first ingest when it does not: A/B runs then skip the
@@ -150,16 +158,49 @@ def _role(pid: int, depth: int, parent: str) -> str:
     return {0: "server", 1: "workers"}.get(depth, "other")
 
 
-def rss_by_role(pid: int) -> dict[str, float]:
-    """The same sum, by what each process is (server, workers, match processes, doc builder)."""
+def rss_by_role(pid: int, counts: dict[str, int] | None = None) -> dict[str, float]:
+    """The same sum, by what each process is (server, workers, match processes, doc builder);
+    `counts`, when given, receives how many processes of each role there are."""
     roles: dict[str, float] = defaultdict(float)
     todo = [(pid, 0, "")]
     while todo:
         current, depth, parent = todo.pop()
         role = _role(current, depth, parent)
         roles[role] += _own_rss_mib(current)
+        if counts is not None:
+            counts[role] = counts.get(role, 0) + 1
         todo += [(c, depth + 1, role) for c in _children(current)]
     return dict(roles)
+
+
+async def settled_rss(pid: int, match_processes: int, wait: float = 60) -> dict[str, float]:
+    """RSS by role once no match process is being renewed: after an ingest each stale match
+    process runs beside its fresh replacement for a while, and a sample taken then counts both
+    (the 10-minute soak's end sample once read +22% for it, against +4% at every sixth)."""
+    deadline = time.monotonic() + wait
+    while True:
+        counts: dict[str, int] = {}
+        roles = rss_by_role(pid, counts)
+        if counts.get("match processes", 0) <= match_processes or time.monotonic() > deadline:
+            return roles
+        await asyncio.sleep(0.5)
+
+
+def without_builder(roles: dict[str, float]) -> float:
+    """The RSS of every process but the background document build's."""
+    return sum(v for k, v in roles.items() if k != "doc builder")
+
+
+def kb_size(db: str) -> tuple[int, int]:
+    """(errors, snapshots) in the knowledge base now."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.connect() as conn:
+        errors = conn.execute(text("SELECT count(*) FROM errors")).scalar_one()
+        snapshots = conn.execute(text("SELECT count(*) FROM snapshots")).scalar_one()
+    engine.dispose()
+    return int(errors), int(snapshots)
 
 
 def _roles_text(roles: dict[str, float]) -> str:
@@ -310,7 +351,83 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main() -> None:
+def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str, int]:
+    """`errkb serve` on a free port, answering /healthz; (process, base URL, port)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # --workers starts processes: the group is stopped at the end
+    )
+    for _ in range(600):
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    return server, url, port
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=60)
+
+
+def stop_ingests(ingests: list[subprocess.Popen[bytes]]) -> None:
+    for proc in ingests:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # at load 25 a nice-10 ingest may not get the CPU
+            proc.kill()  # to stop in time: the figures must still be printed
+            proc.wait(timeout=60)
+
+
+class Releases:
+    """The project's next releases, each ingested by `errkb ingest` as a user starts it."""
+
+    def __init__(self, tmp: Path, files: int, env: dict[str, str]) -> None:
+        self.tmp, self.files, self.env = tmp, files, env
+        self.version = 2
+        self.running: list[subprocess.Popen[bytes]] = []
+
+    def start_next(self) -> None:
+        folder = write_project(self.tmp, self.files, self.version)
+        label = f"v{self.version}"
+        self.running.append(
+            subprocess.Popen(
+                [*CLI, "ingest", "--dir", str(folder), "--label", label, "--repo", REPO],
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        self.version += 1
+
+    def last_ended(self) -> bool:
+        return self.running[-1].poll() is not None
+
+
+def ids_of(db: str) -> list[str]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.connect() as conn:
+        ids = [row[0] for row in conn.execute(text("SELECT id FROM errors"))]
+    engine.dispose()
+    return ids
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--warmup", type=float, default=20)
@@ -326,167 +443,154 @@ def main() -> None:
         default=-1,
         help="times every entry is asked for before the load (default: 2 x workers; 0: none)",
     )
+    parser.add_argument(
+        "--no-fresh",
+        action="store_true",
+        help="skip the fresh server on the final knowledge base (the growth-beyond-data figure)",
+    )
     args = parser.parse_args()
+    if args.seed is not None and args.db:
+        parser.error("--seed is for the SQLite file of a run without --db")
+    if args.fill < 0:
+        args.fill = 2 * args.workers
+    args.match_processes = args.workers * Settings().match_processes  # when none is renewing
+    return args
+
+
+def first_release(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
+    if args.seed is not None and args.seed.is_file():
+        shutil.copyfile(args.seed, tmp / "kb.sqlite3")
+        print(f"first version copied from {args.seed}", flush=True)
+        return
+    first = write_project(tmp, args.files, 1)
+    subprocess.run(
+        [*CLI, "ingest", "--dir", str(first), "--label", "v1", "--repo", REPO],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    if args.seed is not None:
+        shutil.copyfile(tmp / "kb.sqlite3", args.seed)
+
+
+class Phase:
+    """One server's run: filled caches, a warm-up with the load and an ingest beside it, then
+    `seconds` measured with ingests of the next releases restarted as each ends."""
+
+    def __init__(self, args: argparse.Namespace, db: str, releases: Releases) -> None:
+        self.args, self.db, self.releases = args, db, releases
+        self.rec = Recorder()
+        self.loads: list[float] = []
+        self.samples: list[float] = []  # RSS every sixth of the measured time
+        self.marks: list[dict[str, float]] = []  # RSS by process after the warm-up, at the end
+        self.sizes: list[tuple[int, int]] = []  # (errors, snapshots) at the same two times
+        self.ingests_done = 0
+        self.idle: list[float] = []
+        self.rss_start = 0.0
+
+    def run(self, seconds: float) -> None:
+        server, url, port = start_server(self.releases.env, self.args.workers)
+        try:
+            self.rss_start = rss_mib(server.pid)
+            self.idle = idle_health(url, seconds=5)
+            ids = ids_of(self.db)
+            if self.args.fill:
+                took = asyncio.run(fill_caches(url, ids, self.args.fill))
+                print(
+                    f"caches filled: every entry (JSON and page) asked {self.args.fill} times in "
+                    f"{took:.0f} s; RSS {self.rss_start:.0f} MiB before, "
+                    f"{rss_mib(server.pid):.0f} MiB after",
+                    flush=True,
+                )
+            asyncio.run(self._load(server.pid, url, port, ids, seconds))
+        finally:
+            stop_ingests(self.releases.running)
+            stop_server(server)
+
+    def _mark(self, roles: dict[str, float], when: str) -> None:
+        self.marks.append(roles)
+        self.sizes.append(kb_size(self.db))
+        errors, snapshots = self.sizes[-1]
+        print(
+            f"RSS by process {when} (MiB): {_roles_text(roles)}; knowledge base: {errors} "
+            f"errors, {snapshots} snapshots",
+            flush=True,
+        )
+
+    async def _load(self, pid: int, url: str, port: int, ids: list[str], seconds: float) -> None:
+        rec, args = self.rec, self.args
+        stop = asyncio.Event()
+        loader = asyncio.create_task(load(url, args, ids, rec, stop))
+        context = multiprocessing.get_context("spawn")
+        measuring, probe_stop, probe_out = context.Event(), context.Event(), context.Queue()
+        prober = context.Process(target=probe_health, args=(port, measuring, probe_stop, probe_out))
+        prober.start()
+        self.releases.start_next()
+        await asyncio.sleep(args.warmup)
+        self._mark(await settled_rss(pid, args.match_processes), "after warm-up")
+        self.loads.append(os.getloadavg()[0])
+        rec.measuring = True
+        measuring.set()
+        end = time.monotonic() + seconds
+        next_sample = time.monotonic() + seconds / 6
+        while time.monotonic() < end:
+            if self.releases.last_ended():
+                self.ingests_done += 1
+                self.releases.start_next()
+            if time.monotonic() >= next_sample:
+                roles = await settled_rss(pid, args.match_processes)
+                self.samples.append(sum(roles.values()))
+                print(f"RSS by process (MiB): {_roles_text(roles)}", flush=True)
+                next_sample += seconds / 6
+            await asyncio.sleep(0.5)
+        rec.measuring = False
+        measuring.clear()
+        self.loads.append(os.getloadavg()[0])
+        if seconds:
+            self._mark(await settled_rss(pid, args.match_processes), "at the end")
+        probe_stop.set()
+        latencies, failures = probe_out.get()
+        prober.join()
+        rec.latencies[OWN_HEALTH] = latencies
+        rec.errors[OWN_HEALTH] = len(failures)
+        rec.examples += failures[:2]
+        stop.set()
+        await loader
+
+
+def main() -> None:
+    args = parse_args()
     settings = Settings()
     print(
         f"ERRKB_MATCH_NICE={settings.match_nice} ERRKB_WORKERS_NICE={settings.workers_nice} "
         f"ERRKB_SWITCH_INTERVAL_MS={settings.switch_interval_ms:g} "
         f"ERRKB_MATCH_QUEUE={settings.match_queue} ERRKB_MATCH_PROCESSES={settings.match_processes}"
     )
-
     tmp = Path(tempfile.mkdtemp(prefix="errkb-soak-"))
     db = args.db or f"sqlite:///{tmp / 'kb.sqlite3'}"
     pins = tmp / "pins.toml"
     pins.write_text(f'[[repos]]\nname = "{REPO}"\n')
     env = {**os.environ, "ERRKB_DATABASE_URL": db, "ERRKB_PINS_FILE": str(pins)}
     print(f"database: {db.split('@')[-1]}; project: {args.files} files x 20 errors", flush=True)
-    if args.seed is not None and args.db:
-        parser.error("--seed is for the SQLite file of a run without --db")
-    if args.seed is not None and args.seed.is_file():
-        shutil.copyfile(args.seed, tmp / "kb.sqlite3")
-        print(f"first version copied from {args.seed}", flush=True)
-    else:
-        first = write_project(tmp, args.files, 1)
-        subprocess.run(
-            [*CLI, "ingest", "--dir", str(first), "--label", "v1", "--repo", REPO],
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        if args.seed is not None:
-            shutil.copyfile(tmp / "kb.sqlite3", args.seed)
-    from sqlalchemy import create_engine, text
+    first_release(args, tmp, env)
+    releases = Releases(tmp, args.files, env)
+    soak = Phase(args, db, releases)
+    soak.run(args.seconds)
+    report(args, soak)
+    if not args.no_fresh:
+        print("\na fresh server on the final knowledge base, filled and warmed up the same way:")
+        fresh = Phase(args, db, releases)
+        fresh.run(0)
+        report_fresh(soak, fresh)
 
-    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
-    with engine.connect() as conn:
-        ids = [row[0] for row in conn.execute(text("SELECT id FROM errors"))]
-    engine.dispose()
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [*CLI, "serve", "--port", str(port), "--workers", str(args.workers)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # --workers starts processes: the group is stopped at the end
-    )
-    ingests: list[subprocess.Popen[bytes]] = []
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        rss_start = rss_mib(server.pid)
-        idle = idle_health(url, seconds=5)
-        fill = 2 * args.workers if args.fill < 0 else args.fill
-        if fill:
-            took = asyncio.run(fill_caches(url, ids, fill))
-            print(
-                f"caches filled: every entry (JSON and page) asked {fill} times in {took:.0f} s; "
-                f"RSS {rss_start:.0f} MiB before, {rss_mib(server.pid):.0f} MiB after",
-                flush=True,
-            )
-        rec = Recorder()
-        loads: list[float] = []
-        samples: list[float] = []  # RSS every sixth of the measured time
-        marks: list[dict[str, float]] = []  # RSS by process after the warm-up and at the end
-
-        async def run() -> tuple[float, float, int]:
-            stop = asyncio.Event()
-            loader = asyncio.create_task(load(url, args, ids, rec, stop))
-            version = 2
-            ingests_done = 0
-
-            def start_ingest() -> None:
-                nonlocal version
-                folder = write_project(tmp, args.files, version)
-                ingests.append(
-                    subprocess.Popen(
-                        [
-                            *CLI,
-                            "ingest",
-                            "--dir",
-                            str(folder),
-                            "--label",
-                            f"v{version}",
-                            "--repo",
-                            REPO,
-                        ],
-                        env=env,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                    )
-                )
-                version += 1
-
-            context = multiprocessing.get_context("spawn")
-            measuring, probe_stop, probe_out = context.Event(), context.Event(), context.Queue()
-            prober = context.Process(
-                target=probe_health, args=(port, measuring, probe_stop, probe_out)
-            )
-            prober.start()
-            start_ingest()
-            await asyncio.sleep(args.warmup)
-            rss_warm = rss_mib(server.pid)
-            marks.append(rss_by_role(server.pid))
-            print(f"RSS by process after warm-up (MiB): {_roles_text(marks[-1])}")
-            loads.append(os.getloadavg()[0])
-            rec.measuring = True
-            measuring.set()
-            end = time.monotonic() + args.seconds
-            next_sample = time.monotonic() + args.seconds / 6
-            while time.monotonic() < end:
-                if ingests[-1].poll() is not None:
-                    ingests_done += 1
-                    start_ingest()
-                if time.monotonic() >= next_sample:
-                    samples.append(rss_mib(server.pid))
-                    roles = _roles_text(rss_by_role(server.pid))
-                    print(f"RSS by process (MiB): {roles}", flush=True)
-                    next_sample += args.seconds / 6
-                await asyncio.sleep(0.5)
-            rec.measuring = False
-            measuring.clear()
-            loads.append(os.getloadavg()[0])
-            rss_end = rss_mib(server.pid)
-            marks.append(rss_by_role(server.pid))
-            print(f"RSS by process at the end (MiB): {_roles_text(marks[-1])}")
-            probe_stop.set()
-            latencies, failures = probe_out.get()
-            prober.join()
-            rec.latencies[OWN_HEALTH] = latencies
-            rec.errors[OWN_HEALTH] = len(failures)
-            rec.examples += failures[:2]
-            stop.set()
-            await loader
-            return rss_warm, rss_end, ingests_done
-
-        rss_warm, rss_end, ingests_done = asyncio.run(run())
-    finally:
-        for proc in ingests:
-            if proc.poll() is None:
-                proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:  # at load 25 a nice-10 ingest may not get the CPU
-                proc.kill()  # to stop in time: the figures must still be printed
-                proc.wait(timeout=60)
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=60)
-
+def report(args: argparse.Namespace, soak: Phase) -> None:
+    rec = soak.rec
     errors = sum(rec.errors.values())
     print(
         f"\n{args.seconds:.0f} s measured after a {args.warmup:.0f} s warm-up; "
         f"{args.matchers} match clients (1 MiB each), {args.browsers} browsing clients; "
-        f"ingests completed while measuring: {ingests_done}"
+        f"ingests completed while measuring: {soak.ingests_done}"
     )
     print(f"{'route':28} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8}")
     for route, values in sorted(rec.latencies.items()):
@@ -497,29 +601,51 @@ def main() -> None:
     print(f"\nerrors: {errors}" + (f" (e.g. {rec.examples})" if rec.examples else ""))
     own = percentile(rec.latencies.get(OWN_HEALTH, [0.0]), 0.99)
     in_loop = percentile(rec.latencies.get(LOOP_HEALTH, [0.0]), 0.99)
-    idle_p99 = percentile(idle, 0.99)
+    idle_p99 = percentile(soak.idle, 0.99)
     print(
         f"/healthz p99 under load (goal <= 100 ms): {own * 1000:.1f} ms from a probe process of "
         f"its own, {in_loop * 1000:.1f} ms from the bench's event loop; idle, same run: "
-        f"p50 {statistics.median(idle) * 1000:.1f} ms, p99 {idle_p99 * 1000:.1f} ms; "
+        f"p50 {statistics.median(soak.idle) * 1000:.1f} ms, p99 {idle_p99 * 1000:.1f} ms; "
         f"ratio of p99s (own process / idle) {own / idle_p99:.1f}x"
     )
     print(
-        f"machine load average (1 min): {loads[0]:.1f} when measuring began, {loads[1]:.1f} at "
-        f"the end, on {os.cpu_count()} cores"
+        f"machine load average (1 min): {soak.loads[0]:.1f} when measuring began, "
+        f"{soak.loads[1]:.1f} at the end, on {os.cpu_count()} cores"
     )
+    rss_warm, rss_end = (sum(m.values()) for m in soak.marks)
     growth = rss_end - rss_warm
     print(
-        f"server RSS ({args.workers} process(es) and their children): start {rss_start:.0f} MiB, "
-        f"after warm-up {rss_warm:.0f} MiB, end {rss_end:.0f} MiB; growth after warm-up "
-        f"{growth:+.0f} MiB, {100 * growth / rss_warm:+.1f}% (goal <= 10%); every sixth of "
-        f"the measure: {', '.join(f'{m:.0f}' for m in samples)} MiB"
+        f"server RSS ({args.workers} process(es) and their children, sampled when no match "
+        f"process was being renewed): start {soak.rss_start:.0f} MiB, after warm-up "
+        f"{rss_warm:.0f} MiB, end {rss_end:.0f} MiB; growth after warm-up {growth:+.0f} MiB, "
+        f"{100 * growth / rss_warm:+.1f}%; every sixth of the measure: "
+        f"{', '.join(f'{m:.0f}' for m in soak.samples)} MiB"
     )
-    warm, last = (sum(v for k, v in m.items() if k != "doc builder") for m in marks)
+    warm, last = (without_builder(m) for m in soak.marks)
     print(
         f"the same without the background document build (a process the server starts while "
         f"documents are out of date, and which ends with its work): after warm-up {warm:.0f} "
         f"MiB, end {last:.0f} MiB, growth {100 * (last - warm) / warm:+.1f}%"
+    )
+    (e0, s0), (e1, s1) = soak.sizes
+    print(
+        f"meanwhile the knowledge base grew from {e0} to {e1} errors ({100 * (e1 - e0) / e0:+.1f}%)"
+        f" and from {s0} to {s1} releases: every entry's history is longer by "
+        f"{s1 - s0} releases"
+    )
+
+
+def report_fresh(soak: Phase, fresh: Phase) -> None:
+    """Growth beyond the data: the soaked server against a new one on the same knowledge base."""
+    held, new = without_builder(soak.marks[-1]), without_builder(fresh.marks[-1])
+    errors, snapshots = fresh.sizes[-1]
+    print(
+        f"fresh server after its warm-up, without the document build: {new:.0f} MiB "
+        f"({_roles_text(fresh.marks[-1])}; {errors} errors, {snapshots} releases)"
+    )
+    print(
+        f"memory the soaked server holds beyond what a fresh server holds for the same knowledge "
+        f"base (goal <= 10%): {held:.0f} against {new:.0f} MiB, {100 * (held - new) / new:+.1f}%"
     )
 
 
