@@ -15,8 +15,9 @@ For `--seconds` (default 60), after a `--warmup`, it keeps up:
 It prints the error count (any non-2xx or failed request, 503s included), p50 and p99 latency per
 route, /healthz p99 (goal <= 100 ms under the 1 MiB match load), the machine's load average at
 the start and the end, and the server's RSS (with `--workers N`, all its processes and their
-children summed) at start, after the warm-up, every sixth of the measure and at the end. Each of these samples is taken when no match process is being
-renewed (after an ingest, a stale one runs beside its replacement for a while).
+children summed) at start, after the warm-up, every sixth of the measure and at the end. Each
+of these samples is taken when no match process is being renewed (after an ingest, a stale one
+runs beside its replacement for a while).
 
 The knowledge base grows while it runs (a release every minute or so, where a real project
 makes one every week or two): more errors, and a longer history in every entry. So, unless
