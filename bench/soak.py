@@ -192,15 +192,21 @@ def without_builder(roles: dict[str, float]) -> float:
     return sum(v for k, v in roles.items() if k != "doc builder")
 
 
-def kb_size(db: str) -> tuple[int, int]:
-    """(errors, snapshots) in the knowledge base now."""
+def _rows(db: str, query: str) -> list[Any]:
+    """The first column of `query`'s rows, read in a connection of its own."""
     from sqlalchemy import create_engine, text
 
     engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.connect() as conn:
-        errors = conn.execute(text("SELECT count(*) FROM errors")).scalar_one()
-        snapshots = conn.execute(text("SELECT count(*) FROM snapshots")).scalar_one()
+        values = [row[0] for row in conn.execute(text(query))]
     engine.dispose()
+    return values
+
+
+def kb_size(db: str) -> tuple[int, int]:
+    """(errors, snapshots) in the knowledge base now."""
+    errors = _rows(db, "SELECT count(*) FROM errors")[0]
+    snapshots = _rows(db, "SELECT count(*) FROM snapshots")[0]
     return int(errors), int(snapshots)
 
 
@@ -419,13 +425,7 @@ class Releases:
 
 
 def ids_of(db: str) -> list[str]:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1))
-    with engine.connect() as conn:
-        ids = [row[0] for row in conn.execute(text("SELECT id FROM errors"))]
-    engine.dispose()
-    return ids
+    return [str(i) for i in _rows(db, "SELECT id FROM errors")]
 
 
 def parse_args() -> argparse.Namespace:
