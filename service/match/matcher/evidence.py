@@ -24,6 +24,9 @@ class Match:
     site_line: int | None  # the line the frame reported
     snapshots: tuple[str, ...]  # snapshot labels consistent with the input
     matched: int  # literal characters found
+    # How closely the frame before the message names the error's file and function (see
+    # `frames.affinity`; 3 when it pins a site): what breaks a tie between alike scores.
+    affinity: int = 0
 
 
 def with_frames(
@@ -56,6 +59,7 @@ def with_frames(
             site_line=hit.frame.line,
             snapshots=tuple(dict.fromkeys(s.snapshot for s in hit.sites)),
             matched=0,
+            affinity=3,
         )
     return sorted(best.values(), key=lambda m: (-m.score, -m.matched, m.start, m.entry.id))
 

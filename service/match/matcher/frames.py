@@ -11,6 +11,7 @@ the input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from errkb.service.match.matcher.index import FrameSite
@@ -109,6 +110,34 @@ def innermost_frames(squeezed: str) -> list[Frame]:
             out.append(frame)
         deeper = frame
     return out[::-1]
+
+
+def runs_in_test(squeezed: str, test_path: Callable[[str], bool]) -> bool:
+    """True when a frame of the text (the last `_MAX_SCAN`) lies in a file of tests: the
+    traceback ran under a test, where a project's own test code is what one expects to fail."""
+    pos = len(squeezed)
+    for _ in range(_MAX_SCAN):
+        at = squeezed.rfind(_FILE, 0, pos)
+        if at < 0:
+            return False
+        pos = at
+        frame = _frame_at(squeezed, at)
+        if frame is not None and test_path(frame.path):
+            return True
+    return False
+
+
+def affinity(frame: Frame, sites: tuple[FrameSite, ...]) -> int:
+    """How closely the frame before a message names one of these sites, in any release: 2 for
+    its file and function, 1 for its file, 0 for neither. It breaks ties between errors that
+    read alike when the frame's line is no ingested release's (a release between the pins)."""
+    best = 0
+    for s in sites:
+        if _path_matches(frame.path, s):
+            if frame.tail.startswith(s.function):
+                return 2
+            best = 1
+    return best
 
 
 def _breaks(sq: str, start: int, end: int) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -85,6 +85,9 @@ class CompiledTemplate:
     # The failing statement as a traceback prints it, squeezed and without quotes
     # (`assertx>0`, `params_dict[name]`): for frames whose line no snapshot has (see `statements`).
     statement: str = ""
+    # Every site lies in the project's own tests (`build_index`'s `test_path`): code that a
+    # server never runs, ranked below the code it does (see `matcher.runs_in_test`).
+    test_code: bool = False
     # Other forms the message may take: a literal a placeholder's source shows, alone (see
     # `literals`). Each shares this entry's identity and sites.
     variants: tuple[CompiledTemplate, ...] = ()
@@ -93,6 +96,10 @@ class CompiledTemplate:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "probes", probes(self.pieces, self.anchors))
+
+
+def _no_tests(path: str) -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,9 @@ class MatchIndex:
     # Each entry's key in `classes` (b"" for none), in entry order: one pass over the scored
     # entries sorts them by class, however many classes the text names.
     class_of: tuple[bytes, ...] = ()
+    # Whether a file belongs to the project's own tests (given by the caller, so the matcher
+    # keeps no project's layout): a text whose traceback runs there ranks test code as usual.
+    test_path: Callable[[str], bool] = field(default=_no_tests, compare=False)
 
     def raised_at(self, path: str, line: int) -> list[int]:
         """Entries with a raise spanning `line` in a file named like `path`'s (path suffixes
@@ -174,10 +184,13 @@ def _best(n: int, mass: dict[int, float]) -> list[int]:
 
 
 def compile_entry(
-    row: ErrorRow, names: dict[tuple[str, str, str], tuple[str, str, str, str]] | None = None
+    row: ErrorRow,
+    names: dict[tuple[str, str, str], tuple[str, str, str, str]] | None = None,
+    test_path: Callable[[str], bool] | None = None,
 ) -> tuple[CompiledTemplate, list[bytes]]:
     """The compiled entry for one error row and its distinct literal words (`names`: the
-    site strings worked out so far, shared by every site with the same path and function)."""
+    site strings worked out so far, shared by every site with the same path and function;
+    `test_path`: whether a module path lies in the project's own tests)."""
     pieces: list[str] = []
     gaps: list[list[str]] = [[]]
     words: list[bytes] = []
@@ -222,6 +235,9 @@ def compile_entry(
         snapshots=snapshots,
         roots=_roots(sites),
         statement=statement_key(row),
+        test_code=test_path is not None
+        and bool(sites)
+        and all(test_path(p) for p in {s.module_path for s in sites}),
     )
     if variants:
         forms = (
@@ -275,14 +291,19 @@ def _site(
     )
 
 
-def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
-    """Compile every error with some literal text and post its words."""
+def build_index(
+    rows: Iterable[ErrorRow],
+    generation: str = "",
+    test_path: Callable[[str], bool] | None = None,
+) -> MatchIndex:
+    """Compile every error with some literal text and post its words; `test_path` tells a
+    file of the project's own tests (none is, without it)."""
     entries: list[CompiledTemplate] = []
     entry_words: list[list[bytes]] = []
     opaque = 0
     names: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
     for row in rows:
-        entry, words = compile_entry(row, names)
+        entry, words = compile_entry(row, names, test_path)
         if not entry.pieces and not entry.variants:
             opaque += 1  # no literal text: only a traceback's frame can identify it
             if not entry.statement:
@@ -327,6 +348,7 @@ def build_index(rows: Iterable[ErrorRow], generation: str = "") -> MatchIndex:
         mentions=build_mentions(entries),
         classes=_classes(entries),
         class_of=tuple(_class_key(entry) for entry in entries),
+        test_path=test_path or _no_tests,
     )
 
 

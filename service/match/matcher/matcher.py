@@ -14,10 +14,12 @@ from errkb.service.match.matcher.class_mentions import class_mentions
 from errkb.service.match.matcher.evidence import Match, with_frames, with_mentions
 from errkb.service.match.matcher.frames import (
     Frame,
+    affinity,
     contradicts,
     frame_before,
     is_foreign,
     pinned_sites,
+    runs_in_test,
 )
 from errkb.service.match.matcher.index import (
     CompiledTemplate,
@@ -27,7 +29,12 @@ from errkb.service.match.matcher.index import (
 )
 from errkb.service.match.matcher.mentions import mentions
 from errkb.service.match.matcher.normalize import Prepared, prepare, text_words
-from errkb.service.match.matcher.score import OTHER_FUNCTION_PENALTY, match_score
+from errkb.service.match.matcher.score import (
+    OTHER_FUNCTION_PENALTY,
+    TEST_CODE_PENALTY,
+    WEAK_BELOW,
+    match_score,
+)
 
 CANDIDATES = 40  # templates aligned per request
 CLASS_CANDIDATES = 8  # and the best of each class the text names
@@ -40,6 +47,7 @@ _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 _QUOTES = "`'\""
 _READ = 0.5  # an aligned message at least this sure explains the traceback before it
 _MIN_QUOTED = 16  # squeezed characters of a quoted opening that can tell errors apart
+_POOL = 10  # matches kept beyond `limit` until the final order (`_ranked`)
 
 
 def match_text(
@@ -55,6 +63,7 @@ def match_text(
     `exhaustive` aligns every template instead of the indexed candidates: the naive baseline
     that bench/match.py measures the index against.
     """
+    pool = limit + _POOL  # weak guesses and test code may yet give way (see `_ranked`)
     prep = prepare(text)
     said = text_words(prep.work)
     hits = frame_matches.frame_hits(index, prep.squeezed)
@@ -82,17 +91,48 @@ def match_text(
             scored.append(best)
     scored = _frames_decide(scored)
     scored.sort(key=_rank)
-    matches = [_finish(s, prep) for s in scored[:limit]]
+    matches = [_finish(s, prep) for s in scored[:pool]]
     if hits:
         # Only a message read with some confidence accounts for a traceback: a few shared
         # words (the frame's own function name, say) do not.
         starts = [s.alignment.begin for s in scored if s.score >= _READ]
-        matches = with_frames(index, matches, hits, starts, prep, min_score)[:limit]
+        matches = with_frames(index, matches, hits, starts, prep, min_score)[:pool]
     named = mentions(index.mentions, index.entries, prep)
     named += class_mentions(index, said, prep.text, {m.entry.exception for m in matches})
     if named:
-        matches = with_mentions(index, matches, named, min_score)[:limit]
-    return matches
+        matches = with_mentions(index, matches, named, min_score)[:pool]
+    in_test = runs_in_test(prep.squeezed, index.test_path)
+    return _ranked(matches, in_test, min_score)[:limit]
+
+
+def _ranked(matches: list[Match], in_test: bool, min_score: float) -> list[Match]:
+    """The final order. Outside a test run, an error only the project's own tests raise loses
+    40% and ranks below every error of the code a server runs (a fake out-of-memory raise of a
+    unit test is not what a server's traceback shows). A weak guess (score below `WEAK_BELOW`)
+    is dropped when a match above it exists. Scores alike to two decimals go to the error whose
+    file and function the traceback's frame names (`frames.affinity`), even when its line is
+    of a release that was not ingested."""
+    if not in_test:
+        matches = [
+            replace(m, score=round(m.score * TEST_CODE_PENALTY, 4)) if m.entry.test_code else m
+            for m in matches
+        ]
+        matches = [m for m in matches if m.score >= min_score]
+    if any(m.score >= WEAK_BELOW for m in matches):
+        matches = [m for m in matches if m.score >= WEAK_BELOW]
+    demoted = not in_test
+    return sorted(
+        matches,
+        key=lambda m: (
+            demoted and m.entry.test_code,
+            -round(m.score, 2),
+            -m.affinity,
+            -m.score,
+            -m.matched,
+            m.start,
+            m.entry.id,
+        ),
+    )
 
 
 @dataclass(slots=True)  # not frozen, for speed (see `Alignment`); never changed
@@ -206,6 +246,9 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
         if _assign(params, entry.gaps[-1], prep.value(end, stop)):
             end = stop
     sites = sorted(s.pinned, key=lambda site: site.sort_key)
+    near = 0
+    if s.frame is not None:
+        near = 3 if sites else affinity(s.frame, entry.sites)
     return Match(
         entry=entry,
         score=s.score,
@@ -216,6 +259,7 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
         site_line=s.frame.line if sites and s.frame is not None else None,
         snapshots=tuple(dict.fromkeys(x.snapshot for x in sites)) if sites else entry.snapshots,
         matched=al.matched,
+        affinity=near,
     )
 
 

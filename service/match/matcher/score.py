@@ -17,7 +17,10 @@ The score is coverage x strength, then nudged by corroborating evidence:
   pins another error that reads the same words (`matcher._frames_decide`): alone, it may be a
   release that moved the raise and was not ingested.
 
-So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess.
+So >= 0.8 means most of a substantial literal text is present in order, and < 0.5 is a guess
+(`WEAK_BELOW`: the answers call it a weak guess, and drop it when a match above it exists).
+An error that only the project's own tests raise loses 40% (`TEST_CODE_PENALTY`) unless the
+text's traceback runs in a test (`matcher._ranked`).
 
 A traceback whose message is missing (or too cut to align) can still name its error: its
 innermost frame points at a raise line. `frame_score` rates that evidence alone: 0.55 for the
@@ -37,6 +40,8 @@ _FRAME_BOOST = 0.5
 _FOREIGN_FRAME_PENALTY = 0.6
 OTHER_FUNCTION_PENALTY = 0.6
 _CUT_FLOOR = 0.6
+WEAK_BELOW = 0.5  # a score under this is a weak guess
+TEST_CODE_PENALTY = 0.6
 
 
 def match_score(
