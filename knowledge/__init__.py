@@ -12,8 +12,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from errkb.core.records import Condition, Site, Vocabulary
-from errkb.knowledge.evidence import WhoKind as Audience
-from errkb.knowledge.explain import common_situations, trigger, what_it_means, who_hits_it
 from errkb.knowledge.facts import (
     Derived,
     DerivedItems,
@@ -23,12 +21,14 @@ from errkb.knowledge.facts import (
     Provenance,
     TimelineFacts,
 )
-from errkb.knowledge.fixes import example_fix, solutions
-from errkb.knowledge.inputs import Input
-from errkb.knowledge.intent import Intent
-from errkb.knowledge.kinds import USER_INPUTS, kind_note
-from errkb.knowledge.notes import with_constants
-from errkb.knowledge.reading import read_site
+from errkb.knowledge.fixes.solutions import example_fix, solutions
+from errkb.knowledge.origins.inputs import Input
+from errkb.knowledge.origins.notes import with_constants
+from errkb.knowledge.who.evidence import WhoKind as Audience
+from errkb.knowledge.who.kinds import USER_INPUTS, kind_note
+from errkb.knowledge.words.explain import common_situations, trigger, what_it_means, who_hits_it
+from errkb.knowledge.words.intent import Intent
+from errkb.knowledge.words.reading import read_site
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Explanation:
 
 @dataclass(frozen=True)
 class WhoHitsIt:
-    """Who is in a position to hit the error (`knowledge.evidence.WhoKind`), with the evidence."""
+    """Who is in a position to hit the error (`knowledge.who.evidence.WhoKind`), with the evidence."""
 
     kind: Audience
     text: str

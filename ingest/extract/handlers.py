@@ -4,7 +4,7 @@ An error raised inside a `try` whose handler catches it, logs a warning and carr
 reaches the user as a crash: they see the warning and a fallback. The guard chain records, for a
 raise in a `try` body, each handler's classes and what it does, so that the entry can say so.
 The text is `try: except A, B -> logs; except C -> raises` (`TRY_HANDLED`; read back by
-`knowledge.swallowed`); a `try` without handlers stays `try`.
+`knowledge.who.swallowed`); a `try` without handlers stays `try`.
 """
 
 from __future__ import annotations

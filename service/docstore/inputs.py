@@ -38,7 +38,7 @@ import errkb.core.records
 import errkb.knowledge
 import errkb.service.entries
 from errkb.core.search.terms import terms
-from errkb.knowledge.related import SIMILAR, similarity
+from errkb.knowledge.history.related import SIMILAR, similarity
 from errkb.service.entries.related import MAX_TEXT_CANDIDATES, query_words
 
 # The modules besides `errkb.knowledge` whose code shapes an entry's JSON.

@@ -22,7 +22,7 @@ from errkb.core.models import SiteBody, Snapshot
 from errkb.core.records import FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, TimelineFacts
-from errkb.knowledge.lineage import Kin
+from errkb.knowledge.history.lineage import Kin
 from errkb.service.entries.ai import cached_explanation
 from errkb.service.entries.facts import (
     catalog_for,

@@ -29,8 +29,9 @@ from errkb.core.records import (
 )
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement, Placement, SnapshotSites, TimelineFacts
-from errkb.knowledge.lineage import Kin
-from errkb.knowledge.timeline import timeline as error_timeline
+from errkb.knowledge.history.lineage import Kin
+from errkb.knowledge.history.timeline import timeline as error_timeline
+from errkb.service.entries.imports import import_explanation
 from errkb.service.entries.lineage import Raised, function_name, kin_of, lineage_of, repo_error_kin
 from errkb.service.entries.queries import (
     body_signature_rows,
@@ -111,6 +112,8 @@ def explanation_of(
     site: Site, flags: list[Involvement], tl: TimelineFacts, repo: Repo, snapshots: list[Snapshot]
 ) -> ExplanationOut:
     """The derived prose of one site (shared by `build_entry` and `snapshot_explanations`)."""
+    if site.kind == "import":  # a failed import: told from the release's requirements
+        return import_explanation(site, flags, tl, repo, snapshots)
     return ExplanationOut.model_validate(
         asdict(
             explain_error(

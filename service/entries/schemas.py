@@ -12,10 +12,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from errkb.core.records import ConditionKind, FlagSide, Polarity, SegmentKind, SnapshotKind
-from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import ChangeKind, EventKind, FixKind, Provenance
-from errkb.knowledge.inputs import InputKind
-from errkb.knowledge.intent import Intent
+from errkb.knowledge.origins.inputs import InputKind
+from errkb.knowledge.who.evidence import WhoKind as Audience
+from errkb.knowledge.words.intent import Intent
 from errkb.service.datetimes import UtcDatetime
 
 

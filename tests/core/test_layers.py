@@ -141,10 +141,14 @@ def test_every_module_imports_and_respects_the_layers() -> None:
         ),
         (
             "errkb.ingest.pipeline",
-            "def f():\n    import errkb.knowledge.explain\n",
-            "errkb.knowledge.explain",
+            "def f():\n    import errkb.knowledge.words.explain\n",
+            "errkb.knowledge.words.explain",
         ),
-        ("errkb.knowledge.fixes", "from errkb.ingest.pins import RepoPin\n", "errkb.ingest.pins"),
+        (
+            "errkb.knowledge.fixes.solutions",
+            "from errkb.ingest.pins import RepoPin\n",
+            "errkb.ingest.pins",
+        ),
         ("errkb.core.models", "from errkb.service.cli.main import app\n", "errkb.service.cli.main"),
         ("errkb.service.entries.build", "from ..cli import main\n", "errkb.service.cli"),
     ],
@@ -155,7 +159,7 @@ def test_a_backward_import_is_reported(module: str, source: str, bad: str) -> No
 
 
 def test_downward_imports_pass() -> None:
-    source = "from errkb.core.db import make_engine\nfrom errkb.knowledge import explain\n"
+    source = "from errkb.core.db import make_engine\nfrom errkb.knowledge.words import explain\n"
     assert violations("errkb.service.entries.build", source) == []
     assert (
         violations("errkb.service.cli.main", "import errkb.service.app\nimport errkb.ingest.plan\n")

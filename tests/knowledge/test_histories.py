@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from errkb.knowledge.facts import Placement, SnapshotSites
-from errkb.knowledge.timeline import timeline
+from errkb.knowledge.history.timeline import timeline
 from errkb.service.entries.histories import SlimOccurrence, runs, site_histories
 
 

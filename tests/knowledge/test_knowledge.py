@@ -7,13 +7,13 @@ from knowledge_checks import guard_holds
 from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
 from errkb.ingest.flag_links.linker import flag_involvements
 from errkb.knowledge import explain_error
-from errkb.knowledge.commands import escape, trigger_args
-from errkb.knowledge.environment import named_in_message
 from errkb.knowledge.facts import Involvement, Placement, RelatedError, SnapshotSites
-from errkb.knowledge.message import advice, category, reason, rules, sentences
-from errkb.knowledge.related import rank_related, reason_words, similarity
-from errkb.knowledge.timeline import timeline
-from errkb.knowledge.wording import activity, cli_value
+from errkb.knowledge.fixes.commands import escape, trigger_args
+from errkb.knowledge.history.related import rank_related, reason_words, similarity
+from errkb.knowledge.history.timeline import timeline
+from errkb.knowledge.origins.environment import named_in_message
+from errkb.knowledge.words.message import advice, category, reason, rules, sentences
+from errkb.knowledge.words.wording import activity, cli_value
 
 LAUNCH = "python -m srv.launch --model-path <model>"
 
@@ -410,7 +410,7 @@ def test_an_error_the_code_around_it_catches_says_what_the_user_sees() -> None:
 
 
 def test_a_long_resolved_value_is_shortened_around_the_whole_flag_name() -> None:
-    from errkb.knowledge.flag_fixes import _around
+    from errkb.knowledge.fixes.flag_fixes import _around
 
     dest = "remote_instance_weight_loader_seed_instance_service_port"
     value = "f'http://{" + "x" * 80 + f"}}:{{load_config.{dest}}}/' + " + "y" * 80
@@ -420,7 +420,7 @@ def test_a_long_resolved_value_is_shortened_around_the_whole_flag_name() -> None
 
 def test_a_message_saying_not_to_set_a_flag_gets_its_removal() -> None:
     from errkb.knowledge.facts import Involvement
-    from errkb.knowledge.flag_fixes import flag_fixes_of
+    from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
 
     inv = Involvement(
         flag="--enable-tokenizer-batch-encode",
@@ -438,7 +438,7 @@ def test_a_message_saying_not_to_set_a_flag_gets_its_removal() -> None:
 
 def test_a_flag_whose_field_has_another_name_says_what_the_code_reads() -> None:
     from errkb.knowledge.facts import Involvement
-    from errkb.knowledge.flag_fixes import flag_fixes_of
+    from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
 
     inv = Involvement(
         flag="--elastic-ep-join-rank-offset",

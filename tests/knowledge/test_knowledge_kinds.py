@@ -7,7 +7,7 @@ import textwrap
 from errkb.core.records import ExtractConfig, Site
 from errkb.ingest.extract import extract_file
 from errkb.knowledge import explain_error
-from errkb.knowledge.kinds import kind_note
+from errkb.knowledge.who.kinds import kind_note
 
 EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
 

@@ -25,10 +25,10 @@ from errkb.core.records import (
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement
-from errkb.knowledge.guard import groups
-from errkb.knowledge.intent import intent
-from errkb.knowledge.values import raising_and_fixing
-from errkb.knowledge.words import phrase
+from errkb.knowledge.origins.values import raising_and_fixing
+from errkb.knowledge.words.guard import groups
+from errkb.knowledge.words.intent import intent
+from errkb.knowledge.words.names import phrase
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from errkb.knowledge.facts import TimelineFacts
-from errkb.knowledge.lineage import Kin, carried_by, with_lineage
-from errkb.knowledge.versions import history_fixes, version_example
+from errkb.knowledge.fixes.versions import history_fixes, version_example
+from errkb.knowledge.history.lineage import Kin, carried_by, with_lineage
 
 # sglang 0.5.18 -> 0.5.19: the assert's message gained a placeholder, so its id changed
 OLD = Kin(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from errkb.knowledge.notes import _printed
-from errkb.knowledge.wording import literal_values
+from errkb.knowledge.origins.notes import _printed
+from errkb.knowledge.words.wording import literal_values
 
 BACKENDS = (
     "{'fa3', 'aiter', 'triton', 'trtllm_mha', 'flashinfer', 'torch_native', 'ascend', 'wave'}"
@@ -26,8 +26,8 @@ def test_set_literal_values_keep_the_source_order() -> None:
 
 def test_every_hash_seed_says_the_same() -> None:
     code = (
-        "from errkb.knowledge.notes import _printed;"
-        "from errkb.knowledge.wording import literal_values;"
+        "from errkb.knowledge.origins.notes import _printed;"
+        "from errkb.knowledge.words.wording import literal_values;"
         f"print(literal_values({BACKENDS!r}), _printed({BACKENDS!r}, None))"
     )
     shown = {

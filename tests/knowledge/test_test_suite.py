@@ -10,7 +10,7 @@ import pytest
 from errkb.core.records import ExtractConfig
 from errkb.ingest.extract import extract_file
 from errkb.knowledge import explain_error
-from errkb.knowledge.evidence import in_test_code
+from errkb.knowledge.who.evidence import in_test_code
 
 EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
 SOURCE = textwrap.dedent(

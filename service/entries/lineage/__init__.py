@@ -1,4 +1,4 @@
-"""Where an error's check lives on under another id: the rows `knowledge.lineage` compares.
+"""Where an error's check lives on under another id: the rows `knowledge.history.lineage` compares.
 
 (`same_function_errors`, `error_kin` and `repo_error_kin`, from `queries`, are re-exported.)
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from errkb.core.models import Snapshot, function_name
 from errkb.knowledge.facts import TimelineFacts
-from errkb.knowledge.lineage import Kin, carried_by, with_lineage
+from errkb.knowledge.history.lineage import Kin, carried_by, with_lineage
 from errkb.service.entries.lineage.queries import error_kin, repo_error_kin, same_function_errors
 
 Places = set[tuple[str, str]]  # (path, function) of an error's occurrences in one snapshot

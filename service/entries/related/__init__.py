@@ -5,7 +5,7 @@
 - shared flag: `error_flags` by (snapshot, dest);
 - similar message: the full-text index (`search_docs` with FTS5 or a GIN tsvector), any two of
   the message's five most distinctive words, then re-scored by word overlap.
-`errkb.knowledge.related.rank_related` picks at most eight with a reason each.
+`errkb.knowledge.history.related.rank_related` picks at most eight with a reason each.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from itertools import combinations
 
 from errkb.core.search.terms import terms
 from errkb.knowledge.facts import RelatedError
-from errkb.knowledge.related import rank_related, reason_words, similar, words
-from errkb.knowledge.wording import activity
+from errkb.knowledge.history.related import rank_related, reason_words, similar, words
+from errkb.knowledge.words.wording import activity
 from errkb.service.dialect import message_matches
 from errkb.service.entries.related.queries import error_messages, same_file_rows, shared_flag_rows
 from errkb.service.queries import DbSession as Session

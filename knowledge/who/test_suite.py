@@ -4,7 +4,7 @@ A project's wheel and repository carry its test suite and test tools beside the 
 (sglang ships `sglang/test/` and `multimodal_gen/test/`). An assert there fails when a test
 fails, not while a server runs: the person who meets it is someone running those tests or
 tools, and the entry says so instead of "we could not tell which input leads here". The rule is
-Python's own layout convention, nothing of one project (`knowledge.evidence.in_test_code`).
+Python's own layout convention, nothing of one project (`knowledge.who.evidence.in_test_code`).
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 
 from errkb.core.records import Template
-from errkb.knowledge import message
-from errkb.knowledge.commands import ANY_VALUE, is_bool, known_choices, trigger_args
 from errkb.knowledge.facts import ExampleFix, Involvement
+from errkb.knowledge.fixes.commands import ANY_VALUE, is_bool, known_choices, trigger_args
+from errkb.knowledge.words import message
 
 _FLAG = r"(--[a-z0-9][a-z0-9-]*)"
 _VALUE = r"(?:(?:\s*=\s*|\s+(?:to\s+)?)([^\s,;()]+))?"

@@ -3,7 +3,7 @@
 The intent is read from the guard's shape first (an `isinstance` test is a wrong type, `x is
 None` a missing value, a comparison with a number a range, `x not in choices` an unknown name)
 and from the message's words only when the guard does not decide, and only when the guard does
-not contradict them. Who hits it is traced from evidence in `knowledge.evidence`.
+not contradict them. Who hits it is traced from evidence in `knowledge.who.evidence`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 from typing import Literal
 
 from errkb.core.records import Template
-from errkb.knowledge.message import UNSUPPORTED_WORDS
+from errkb.knowledge.words.message import UNSUPPORTED_WORDS
 
 Intent = Literal[
     "unsupported",

@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass
 
 from errkb.knowledge.facts import ExampleFix, Provenance
-from errkb.knowledge.inputs import Input
-from errkb.knowledge.reading import Reading
+from errkb.knowledge.origins.inputs import Input
+from errkb.knowledge.words.reading import Reading
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 OTHER = "<another value>"

@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from errkb.core.records import Condition, Site
-from errkb.knowledge.phrases import Speaker, negate
+from errkb.knowledge.words.phrases import Speaker, negate
 
 
 @dataclass(frozen=True)

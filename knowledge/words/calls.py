@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 
-from errkb.knowledge import syntax
-from errkb.knowledge.nouns import Nouns
-from errkb.knowledge.words import VERBS, phrase, predicate
+from errkb.knowledge.words import syntax
+from errkb.knowledge.words.names import VERBS, phrase, predicate
+from errkb.knowledge.words.nouns import Nouns
 
 
 class CallClauses(Nouns):

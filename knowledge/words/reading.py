@@ -10,14 +10,14 @@ import ast
 from dataclasses import dataclass
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge import guard
-from errkb.knowledge.evidence import Clue, SiteInfo, handlers_of, who
-from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Involvement
-from errkb.knowledge.inputs import Input, InputFinder, site_inputs
-from errkb.knowledge.intent import Intent, intent
-from errkb.knowledge.notes import constant_values, glosses
-from errkb.knowledge.phrases import Speaker
+from errkb.knowledge.origins.inputs import Input, InputFinder, site_inputs
+from errkb.knowledge.origins.notes import constant_values, glosses
+from errkb.knowledge.who.evidence import Clue, SiteInfo, handlers_of, who
+from errkb.knowledge.who.evidence import WhoKind as Audience
+from errkb.knowledge.words import guard
+from errkb.knowledge.words.intent import Intent, intent
+from errkb.knowledge.words.phrases import Speaker
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from errkb.knowledge import syntax
-from errkb.knowledge.calls import CallClauses, neg_verb, participle
 from errkb.knowledge.facts import Involvement
-from errkb.knowledge.inputs import InputFinder
-from errkb.knowledge.syntax import code, negate
-from errkb.knowledge.wording import cli_value
-from errkb.knowledge.words import VERBS, parts, phrase, predicate
+from errkb.knowledge.origins.inputs import InputFinder
+from errkb.knowledge.words import syntax
+from errkb.knowledge.words.calls import CallClauses, neg_verb, participle
+from errkb.knowledge.words.names import VERBS, parts, phrase, predicate
+from errkb.knowledge.words.syntax import code, negate
+from errkb.knowledge.words.wording import cli_value
 
 __all__ = ["Speaker", "code", "negate", "words_of"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from errkb.knowledge.facts import TimelineFacts
-from errkb.knowledge.related import similarity
+from errkb.knowledge.history.related import similarity
 
 MIN_SIMILAR = 0.5  # Jaccard similarity of the messages' words
 

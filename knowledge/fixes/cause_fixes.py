@@ -13,11 +13,11 @@ from __future__ import annotations
 import ast
 import re
 
-from errkb.knowledge import hardware
-from errkb.knowledge.evidence import WhoKind
 from errkb.knowledge.facts import Fix, Provenance
-from errkb.knowledge.reading import Reading
-from errkb.knowledge.requirements import Requirement, required_version
+from errkb.knowledge.origins import hardware
+from errkb.knowledge.origins.requirements import Requirement, required_version
+from errkb.knowledge.who.evidence import WhoKind
+from errkb.knowledge.words.reading import Reading
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 MAX_CODE = 120

@@ -12,7 +12,7 @@ import ast
 import re
 
 from errkb.core.records import Template
-from errkb.knowledge import message
+from errkb.knowledge.words import message
 
 _HARDWARE_WORDS = re.compile(
     r"\b(?:sm\s*(?:[<>=]=?\s*)?\d{2,3}\w?\+?|compute capabilit(?:y|ies)|hopper|blackwell|ampere|"

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 from errkb.core.records import Site
-from errkb.knowledge.evidence import in_test_code
 from errkb.knowledge.facts import Fix
+from errkb.knowledge.who.evidence import in_test_code
 
 # `pip install pkg`, then the words that look like packages or options (`-U`, `x>=1`, `a_b`),
 # not the sentence going on after it ("... first").

@@ -8,14 +8,15 @@ there; `common_situations` lists the situations the message, the flags and the h
 from __future__ import annotations
 
 from errkb.core.records import Site
-from errkb.knowledge import message, notes
-from errkb.knowledge.commands import trigger_args
-from errkb.knowledge.evidence import WhoKind as Audience
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.intent import INTENT_WORDS
-from errkb.knowledge.reading import Reading
-from errkb.knowledge.wording import activity, code, condition_clauses, flag_state
-from errkb.knowledge.words import class_name, class_noun, phrase
+from errkb.knowledge.fixes.commands import trigger_args
+from errkb.knowledge.origins import notes
+from errkb.knowledge.who.evidence import WhoKind as Audience
+from errkb.knowledge.words import message
+from errkb.knowledge.words.intent import INTENT_WORDS
+from errkb.knowledge.words.names import class_name, class_noun, phrase
+from errkb.knowledge.words.reading import Reading
+from errkb.knowledge.words.wording import activity, code, condition_clauses, flag_state
 
 
 def _value_like(expr: str) -> bool:

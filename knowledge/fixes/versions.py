@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from errkb.knowledge.facts import ExampleFix, Fix, Provenance, TimelineFacts
-from errkb.knowledge.intent import Intent
+from errkb.knowledge.words.intent import Intent
 
 _PROV: tuple[Provenance, ...] = ("derived:history",)
 # Intents whose check going away means the case became supported (not merely reworded).

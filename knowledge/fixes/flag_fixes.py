@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
-from errkb.knowledge.commands import escape
 from errkb.knowledge.facts import Fix, Involvement, Provenance
-from errkb.knowledge.wording import MAX_CODE, code, default_words, flag_name
+from errkb.knowledge.fixes.commands import escape
+from errkb.knowledge.words.wording import MAX_CODE, code, default_words, flag_name
 
 MAX_HELP = 220
 

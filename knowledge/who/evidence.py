@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from errkb.core.records import Condition
-from errkb.knowledge.inputs import Input, name_chain
+from errkb.knowledge.origins.inputs import Input, name_chain
 
 WhoKind = Literal[
     "flag",

@@ -11,11 +11,11 @@ import ast
 import json
 
 from errkb.knowledge.facts import ExampleFix, Fix, Provenance
-from errkb.knowledge.inputs import Input
-from errkb.knowledge.notes import constant_values
-from errkb.knowledge.phrases import Speaker, negate
-from errkb.knowledge.reading import Reading
-from errkb.knowledge.values import raising_and_fixing
+from errkb.knowledge.origins.inputs import Input
+from errkb.knowledge.origins.notes import constant_values
+from errkb.knowledge.origins.values import raising_and_fixing
+from errkb.knowledge.words.phrases import Speaker, negate
+from errkb.knowledge.words.reading import Reading
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 

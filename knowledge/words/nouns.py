@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from errkb.knowledge import syntax
 from errkb.knowledge.facts import Involvement
-from errkb.knowledge.inputs import Input, InputFinder
-from errkb.knowledge.words import VERBS, phrase, predicate, wordable
+from errkb.knowledge.origins.inputs import Input, InputFinder
+from errkb.knowledge.words import syntax
+from errkb.knowledge.words.names import VERBS, phrase, predicate, wordable
 
 _TYPES = {
     "str": "a string",

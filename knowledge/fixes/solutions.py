@@ -2,12 +2,12 @@
 
 Order: a note when the code around the raise catches the error (the user sees a warning, not a
 crash); for a proven internal invariant, the report upstream; then the message's own advice, the
-fixes of the cause the evidence points to (`knowledge.evidence`: a flag, a request field, an
+fixes of the cause the evidence points to (`knowledge.who.evidence`: a flag, a request field, an
 environment variable, the model, a package, the hardware), the other inputs' fixes, and the
 upgrade the timeline shows. When nothing names a way out, the entry says what is known (the guard
 that must stop holding, the value the message reports) instead of inventing a fix, and reporting
 it upstream comes last. The example fix is the user's own input before and after; a release
-change only where the check was lifted (`knowledge.versions`).
+change only where the check was lifted (`knowledge.fixes.versions`).
 """
 
 from __future__ import annotations
@@ -16,23 +16,17 @@ import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge import (
-    cause_fixes,
-    environment,
-    input_examples,
-    input_fixes,
-    message,
-    swallowed,
-    test_suite,
-    versions,
-)
-from errkb.knowledge.advice_example import advice_example
-from errkb.knowledge.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.flag_fixes import flag_fixes_of
-from errkb.knowledge.reading import Reading, read_site
-from errkb.knowledge.requirements import requirement_example
-from errkb.knowledge.wording import (
+from errkb.knowledge.fixes import cause_fixes, input_examples, input_fixes, versions
+from errkb.knowledge.fixes.advice_example import advice_example
+from errkb.knowledge.fixes.commands import ANY_VALUE, escape, trigger_args
+from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
+from errkb.knowledge.origins import environment
+from errkb.knowledge.origins.requirements import requirement_example
+from errkb.knowledge.who import swallowed, test_suite
+from errkb.knowledge.words import message
+from errkb.knowledge.words.reading import Reading, read_site
+from errkb.knowledge.words.wording import (
     code,
     condition_clauses,
     flag_state,

@@ -12,7 +12,7 @@ import operator
 from dataclasses import dataclass
 
 from errkb.knowledge.facts import Involvement
-from errkb.knowledge.wording import cli_value, default_words, literal_values
+from errkb.knowledge.words.wording import cli_value, default_words, literal_values
 
 ANY_VALUE = "<value>"
 _NUMERIC = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
