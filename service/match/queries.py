@@ -13,6 +13,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from errkb.core.models import Error, Meta, Repo, Snapshot
+from errkb.knowledge.who.evidence import in_test_code
 from errkb.service.match.matcher.index import ErrorRow, MatchIndex, OccurrenceRow, build_index
 
 # The engine type the live index holds; its module imports it from here, the matcher's queries.
@@ -64,4 +65,4 @@ def load_index(engine: Engine) -> MatchIndex:
     with Session(engine) as session, session.begin():
         generation = current_generation(session)
         rows = error_rows(session)
-    return build_index(rows, generation=generation)
+    return build_index(rows, generation=generation, test_path=in_test_code)
