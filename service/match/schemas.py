@@ -8,13 +8,16 @@ only those back.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic_core import to_json
 
 from errkb.core.errors import BadInput
 from errkb.service.match.matcher import Match
+from errkb.service.match.matcher.score import WEAK_BELOW
+
+Confidence = Literal["match", "weak guess"]
 
 
 class Span(BaseModel):
@@ -38,6 +41,14 @@ class MatchOut(BaseModel):
     id: str
     title: str
     score: float = Field(description="0-1; >= 0.8: the message is shown; < 0.5: a weak guess")
+    confidence: Confidence = Field(
+        description='"match" for a score of 0.5 or more, else "weak guess" (dropped when a '
+        "match exists)"
+    )
+    test_code: bool = Field(
+        description="raised only by the project's own tests: ranked below the code a server "
+        "runs, unless the text's traceback runs in a test"
+    )
     span: Span
     params: dict[str, str] = Field(description="placeholder expression -> captured value")
     site: MatchedSite | None
@@ -81,6 +92,11 @@ def matches_json(matches: list[Match], public_url: str) -> bytes:
     return to_json({"matches": [_match_dict(m, base) for m in matches]})
 
 
+def confidence(score: float) -> Confidence:
+    """What a score says on the documented scale: a match, or a weak guess."""
+    return "match" if score >= WEAK_BELOW else "weak guess"
+
+
 def _match_dict(m: Match, base: str) -> dict[str, Any]:
     """One match as the plain data of a `MatchOut`, in its fields' order."""
     site = None
@@ -90,6 +106,8 @@ def _match_dict(m: Match, base: str) -> dict[str, Any]:
         "id": m.entry.id,
         "title": m.entry.title,
         "score": m.score,
+        "confidence": confidence(m.score),
+        "test_code": m.entry.test_code,
         "span": {"start": m.start, "end": m.end},
         "params": m.params,
         "site": site,

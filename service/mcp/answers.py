@@ -14,7 +14,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from errkb.service.entries.schemas import Entry
-from errkb.service.match.schemas import MatchOut
+from errkb.service.match.schemas import Confidence, MatchOut
 from errkb.service.search.schemas import SearchResults
 
 # Related errors an answer lists (the page lists up to eight): the Markdown and the structured
@@ -25,7 +25,13 @@ RELATED_SHOWN = 5
 class SolutionItem(BaseModel):
     """One way out, as the entry lists it."""
 
-    kind: str
+    kind: str = Field(
+        description="advice (the message's own words), flag (change an involved option), "
+        "upgrade (a later version no longer raises it), downgrade (an earlier one did not: a "
+        "regression), condition (what must change when nothing concrete is known), report (an "
+        "internal check: report it upstream), request_field, environment, model (change that "
+        "input)"
+    )
     text: str
     command: str | None = None
 
@@ -114,6 +120,17 @@ class Answer(BaseModel):
         return dict(simplified(handler.resolve_ref_schema(handler(core_schema))))
 
 
+class WhoHitsIt(BaseModel):
+    """Who is in a position to hit the error."""
+
+    kind: str = Field(
+        description="the input that leads to it: flag, request_field, environment, "
+        "model_config, dependency, hardware; internal (a bug in the project), test (the "
+        "project's own tests), unknown"
+    )
+    text: str
+
+
 class ErrorDetails(Answer):
     """One error's entry, compact: what `get_error` returns."""
 
@@ -124,7 +141,10 @@ class ErrorDetails(Answer):
     what_it_means: str
     trigger: str
     common_situations: list[str]
-    who_hits_it: str | None = None
+    who_hits_it: WhoHitsIt | None = None
+    test_code: bool = Field(
+        description="raised only in sglang's own tests, not by the code a server runs"
+    )
     solutions: list[SolutionItem]
     example_fix: ExampleFix | None = None
     related: list[RelatedItem] = Field(
@@ -132,9 +152,21 @@ class ErrorDetails(Answer):
     )
     related_total: int = Field(description="how many related errors the page lists")
     versions: Versions
-    source: Source | None = None
+    source: Source | None = Field(None, description="the first raise site in the version shown")
+    sites_total: int = Field(description="the error's raise sites across the ingested versions")
     page_url: str
     json_url: str
+
+
+class MatchedSite(BaseModel):
+    """The raise site the traceback's frame pinned, and the releases whose lines agree."""
+
+    path: str
+    line: int = Field(description="the line the traceback's frame shows")
+    function: str
+    lines_match: list[str] = Field(
+        description="the ingested versions that raise it on that line (the newest 10)"
+    )
 
 
 class MatchItem(BaseModel):
@@ -144,9 +176,19 @@ class MatchItem(BaseModel):
     exception: str
     message: str = Field(description="the message template, cut to 240 characters")
     score: float = Field(description="0-1; >= 0.8: the message is shown; < 0.5: a weak guess")
+    confidence: Confidence = Field(
+        description='"match" for a score of 0.5 or more, else "weak guess"'
+    )
+    test_code: bool = Field(
+        description="raised only by sglang's own tests, not by the code a server runs"
+    )
     versions: list[str] = Field(
         description="ingested versions consistent with the text (the newest 10 of them)"
     )
+    site: MatchedSite | None = Field(
+        None, description="the raise site the traceback's frame pinned, if one did"
+    )
+    sites_total: int = Field(description="the error's raise sites across the ingested versions")
     raised_in: str = Field(description="the versions that raise it, in one sentence")
     who_hits_it: str | None = None
     first_solution: str
@@ -202,7 +244,10 @@ def error_details(entry: Entry, base: str) -> ErrorDetails:
         what_it_means=x.what_it_means.text,
         trigger=x.trigger.text,
         common_situations=x.common_situations.items,
-        who_hits_it=x.who_hits_it.text if x.who_hits_it else None,
+        who_hits_it=WhoHitsIt(kind=x.who_hits_it.kind, text=x.who_hits_it.text)
+        if x.who_hits_it
+        else None,
+        test_code=is_test_code(entry),
         solutions=[SolutionItem(kind=s.kind, text=s.text, command=s.command) for s in x.solutions],
         example_fix=ExampleFix(before=fix.before, after=fix.after, note=fix.note) if fix else None,
         related=[
@@ -222,21 +267,40 @@ def error_details(entry: Entry, base: str) -> ErrorDetails:
         )
         if occ
         else None,
+        sites_total=entry.sites_total,
         page_url=absolute(base, entry.page_url),
         json_url=absolute(base, entry.json_url),
     )
+
+
+def is_test_code(entry: Entry) -> bool:
+    """True for an error raised only in the project's own tests (who hits it: "test")."""
+    who = entry.explanation.who_hits_it
+    return who is not None and who.kind == "test"
 
 
 def match_item(m: MatchOut, entry: Entry, base: str) -> MatchItem:
     """One match with what the entry says about who hits it and the first way out."""
     x = entry.explanation
     first = x.solutions[0]
+    site = None
+    if m.site is not None:
+        site = MatchedSite(
+            path=m.site.path,
+            line=m.site.line,
+            function=m.site.function,
+            lines_match=m.snapshots[-10:],
+        )
     return MatchItem(
         id=m.id,
         exception=entry.exception,
         message=cut(entry.message, 240),
         score=round(m.score, 3),
+        confidence=m.confidence,
+        test_code=m.test_code,
         versions=m.snapshots[-10:],
+        site=site,
+        sites_total=entry.sites_total,
         raised_in=entry.timeline.summary.split(";")[0],
         who_hits_it=cut(x.who_hits_it.text, 160) if x.who_hits_it else None,
         first_solution=cut(first.text + (f" ({first.command})" if first.command else ""), 240),

@@ -17,16 +17,18 @@ from errkb.service.entries.cache import EntryCache
 from errkb.service.mcp.answers import (
     ErrorDetails,
     MatchAnswer,
+    MatchItem,
     SearchAnswer,
     error_details,
     match_item,
     search_answer,
 )
 from errkb.service.mcp.markdown import error_markdown, match_markdown
-from errkb.service.mcp.reading import MAX_LIMIT, Reader
+from errkb.service.mcp.reading import Reader
 from errkb.service.mcp.texts import check_id, check_text
 
 ANSWERS_KEPT = 1024  # get_error answers kept whole; about 10 KB each
+VERSION_POOL = 20  # matches read when a version filters them, before the filter
 
 
 class Answers(EntryCache[CallToolResult]):
@@ -59,25 +61,36 @@ class Questions:
     async def matches(
         self, ctx: Context, text: str, version: str | None, limit: int
     ) -> MatchAnswer:
-        """The errors a text shows, best first, those a given version raises only."""
+        """The errors a text shows, best first; with `version`, those that version raises.
+
+        A traceback's lines may point to another release than the one the user names (they
+        read the version wrong, or pasted an older log): the error is kept when the version
+        raises it, and the answer says which releases the lines match."""
         reader = self.reader_of()
         check_text(text, reader.settings.max_body_bytes)
+        version = reader.version_label(version)
         reader.check_version(version)
-        found = await reader.matches(text, limit=MAX_LIMIT if version else limit)
-        note = None
+        found = await reader.matches(text, limit=VERSION_POOL if version else limit)
+        entries = {m.id: await reader.entry_now(m.id) for m in found}
+        notes: list[str] = []
         if version is not None:
-            kept = [m for m in found if version in m.snapshots]
+            kept = [m for m in found if version in entries[m.id].timeline.present_in]
             if len(kept) < len(found):
-                note = f"Matches that {version} does not raise were left out."
-            found = kept
+                left = len(found) - len(kept)
+                notes.append(f"{left} error(s) that {version} does not raise were left out.")
+            found = kept[:limit]
         base = self.base_url_of(ctx)
-        items = [match_item(m, await reader.entry_now(m.id), base) for m in found[:limit]]
-        return MatchAnswer(matches=items, note=note)
+        items = [match_item(m, entries[m.id], base) for m in found[:limit]]
+        lines = _lines_note(items, version)
+        if lines:
+            notes.insert(0, lines)
+        return MatchAnswer(matches=items, note=" ".join(notes) or None)
 
     async def details(self, ctx: Context, error_id: str, version: str | None) -> ErrorDetails:
         """One error's compact entry."""
         reader = self.reader_of()
         error_id = check_id(error_id)
+        version = reader.version_label(version)
         reader.check_version(version)
         return error_details(await reader.entry_now(error_id, version), self.base_url_of(ctx))
 
@@ -87,6 +100,7 @@ class Questions:
         """get_error's answer, made once per content key (an agent asks again and again)."""
         reader = self.reader_of()
         error_id = check_id(error_id)
+        version = reader.version_label(version)
         key = reader.check_version(version)
         item = (error_id, version, self.base_url_of(ctx))
         result = self._answers.get(key, item)
@@ -108,8 +122,8 @@ class Questions:
     async def explained(self, ctx: Context, traceback: str) -> str:
         """The traceback, what errkb matched, and the best match's entry, for the model."""
         answer = await self.matches(ctx, traceback, None, 3)
-        best = answer.matches[0].id if answer.matches else None
-        entry = await self.details(ctx, best, None) if best else None
+        sure = [m for m in answer.matches if m.confidence == "match"]
+        entry = await self.details(ctx, sure[0].id, None) if sure else None
         parts = [
             "A user of sglang got this error. Explain in plain words what went wrong and what "
             "they should do, using the knowledge base's findings below (cite the page link).",
@@ -120,6 +134,35 @@ class Questions:
         ]
         if entry is not None:
             parts += ["The entry of the best match:", error_markdown(entry)]
+        elif answer.matches:
+            parts.append(
+                "errkb has no confident match for this text: the errors above are weak guesses "
+                "(score under 0.5). Say so, and do not present them as the cause; explain the "
+                "error from the text itself."
+            )
         else:
             parts.append("The knowledge base does not know this error: say so, then explain it.")
         return "\n\n".join(parts)
+
+
+def _lines_note(items: list[MatchItem], version: str | None) -> str | None:
+    """Which releases the traceback's lines point to, when a frame pinned the best match's
+    site; said outright when they are not the version the user named."""
+    pinned = next((m.site for m in items if m.site is not None), None)
+    if pinned is None or not pinned.lines_match:
+        return None
+    newest = pinned.lines_match[-1]
+    if version is not None and version not in pinned.lines_match:
+        return (
+            f"The lines of this traceback match {newest} (not {version}): check which sglang "
+            "version the user runs."
+        )
+    return f"The lines of this traceback match {_releases(pinned.lines_match)}."
+
+
+def _releases(labels: list[str]) -> str:
+    if len(labels) == 1:
+        return labels[0]
+    if len(labels) <= 3:
+        return ", ".join(labels[:-1]) + " and " + labels[-1]
+    return f"{labels[-1]} and older versions"

@@ -10,6 +10,7 @@ from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer, c
 
 ENTRY_BUDGET = 8000
 MATCH_BUDGET = 2000
+TEST_CODE = "Test code: raised only in sglang's own tests, not by the code a server runs."
 
 
 def _fence(text: str) -> str:
@@ -39,6 +40,7 @@ def error_markdown(d: ErrorDetails) -> str:
     head = [
         f"# {d.exception}: {cut(d.message, 600)}",
         f"Error `{d.id}` of {d.repo}. {d.versions.summary}",
+        *([TEST_CODE] if d.test_code else []),
         "",
         "## What it means",
         cut(d.what_it_means, 1200),
@@ -48,13 +50,18 @@ def error_markdown(d: ErrorDetails) -> str:
     ]
     head += [f"- {cut(s, 200)}" for s in d.common_situations[:4]]
     if d.who_hits_it:
-        head += ["", "## Who hits it", cut(d.who_hits_it, 400)]
+        head += ["", f"## Who hits it ({d.who_hits_it.kind})", cut(d.who_hits_it.text, 400)]
     tail = ["", "## Versions", f"Raised in: {', '.join(d.versions.present_in[-20:])}"]
     if len(d.versions.present_in) > 20:
         tail[-1] += f" (the newest 20 of {len(d.versions.present_in)})"
     if d.source:
         src = d.source
-        tail += ["", "## Source", f"`{src.path}:{src.line}` in `{src.function}` ({src.snapshot})"]
+        sites = f" (1 of {d.sites_total} raise sites)" if d.sites_total > 1 else ""
+        tail += [
+            "",
+            "## Source",
+            f"`{src.path}:{src.line}` in `{src.function}` ({src.snapshot}){sites}",
+        ]
         if src.url:
             tail.append(src.url)
     if d.related:
@@ -76,14 +83,22 @@ def match_markdown(answer: MatchAnswer) -> str:
         found = "No known error matches this text. "
         hint = "If it comes from sglang, try search_errors with words from its message."
         return found + hint + (f" {answer.note}" if answer.note else "")
-    lines = [f"{len(answer.matches)} known error(s) match, best first:"]
+    lines = [_headline(answer)]
+    if answer.note:
+        lines.append(answer.note)
     for m in answer.matches:
+        label = "match" if m.confidence == "match" else "weak guess"
         item = [
             "",
-            f"## `{m.id}` {m.exception} (score {m.score:.2f})",
+            f"## `{m.id}` {m.exception} (score {m.score:.2f}, {label})",
             cut(m.message, 240),
             f"{m.raised_in}.",
         ]
+        if m.test_code:
+            item.append(TEST_CODE)
+        if m.site:
+            s = m.site
+            item.append(f"Raised at `{s.path}:{s.line}` in `{s.function}`.")
         if m.who_hits_it:
             item.append(f"Who hits it: {cut(m.who_hits_it, 160)}")
         item += [f"First thing to try: {cut(m.first_solution, 240)}", f"Page: {m.page_url}"]
@@ -92,9 +107,20 @@ def match_markdown(answer: MatchAnswer) -> str:
             break
         lines += item
     lines.append("\nCall get_error with an id for the full entry.")
-    if answer.note:
-        lines.append(answer.note)
     return "\n".join(lines)
+
+
+def _headline(answer: MatchAnswer) -> str:
+    """ "1 match, 2 weak guesses, best first:" on the documented score scale."""
+    sure = sum(1 for m in answer.matches if m.confidence == "match")
+    weak = len(answer.matches) - sure
+    parts = []
+    if sure:
+        parts.append(f"{sure} match" + ("es" if sure > 1 else ""))
+    if weak:
+        parts.append(f"{weak} weak guess" + ("es" if weak > 1 else ""))
+    tail = "best first" if sure else "no confident match (scores under 0.5)"
+    return f"{', '.join(parts)}, {tail}:"
 
 
 def search_markdown(answer: SearchAnswer) -> str:

@@ -101,6 +101,19 @@ class Reader:
             raise EmptyKnowledgeBase(EMPTY_KB[0].upper() + EMPTY_KB[1:] + ".")
         return labels
 
+    def version_label(self, version: str | None) -> str | None:
+        """The ingested label a version names: `v0.5.23` or ` 0.5.23 ` is `0.5.23` when that is
+        ingested and the name as given is not, and `1` is `v1` (refusals: `check_version`)."""
+        if version is None:
+            return None
+        labels = self._labels_now()[1]
+        label = version.strip()
+        if label not in labels and label[:1] in ("v", "V") and label[1:] in labels:
+            label = label[1:]
+        elif label not in labels and "v" + label in labels:
+            label = "v" + label
+        return label if label in labels else version
+
     def check_version(self, version: str | None) -> str:
         """The content key now, after refusing a version that was never ingested (naming the
         ones that were) and an empty knowledge base."""

@@ -263,13 +263,15 @@ def test_output_schemas_admit_what_the_models_admit() -> None:
         related=[],
         related_total=0,
         versions=versions,
+        test_code=False,
+        sites_total=1,
         page_url="/e",
         json_url="/e.json",
     ).model_dump(mode="json")
     assert bare["source"] is None and bare["example_fix"] is None  # nulls, written out
     full = {
         **bare,
-        "who_hits_it": "w",
+        "who_hits_it": {"kind": "flag", "text": "w"},
         "example_fix": {"before": "a", "after": "b", "note": None},
         "source": {"snapshot": "v1", "path": "p.py", "line": 3, "function": "f", "url": None},
     }
@@ -277,7 +279,7 @@ def test_output_schemas_admit_what_the_models_admit() -> None:
         assert not list(check.iter_errors(answer))
     wrong = [
         {**bare, "source": "p.py"},  # an object or null, nothing else
-        {**bare, "who_hits_it": 3},
+        {**bare, "who_hits_it": "w"},  # its kind and text
         {**full, "source": {**full["source"], "line": None}},  # not optional
         {**full, "example_fix": {"after": "b"}},  # its required fields still hold
         {**bare, "versions": None},
@@ -300,6 +302,8 @@ def test_the_markdown_lists_the_related_errors_the_structured_answer_lists() -> 
         related=related,
         related_total=8,
         versions=versions,
+        test_code=False,
+        sites_total=1,
         page_url="/e",
         json_url="/e.json",
     )
