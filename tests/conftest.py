@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,8 +70,35 @@ def _say(line: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep the config, to reach the terminal past the output capture (see `_say`)."""
+    """Keep the config, to reach the terminal past the output capture (see `_say`).
+
+    With parallel test processes (`-n`, pytest-xdist), the main process makes sure of
+    PostgreSQL before it starts them, and hands them its URL: one throwaway server for the run,
+    not one per process.
+    """
     _config.append(config)
+    if hasattr(config, "workerinput"):
+        return  # a test process of the main one below: it inherits the environment set there
+    _own_temp_folder()
+    if getattr(config.option, "numprocesses", None):
+        os.environ["ERRKB_TEST_POSTGRES_URL"] = pg_admin_url()
+
+
+_run_temp: list[Path] = []
+
+
+def _own_temp_folder() -> None:
+    """Point every temporary file of the run (this process's, its test processes' and every
+    process they start: `TMPDIR`) into one folder, removed when the run ends. Servers under test
+    share their rendered pages through folders in the temporary folder; without this, each run
+    left dozens behind in /tmp. pytest's own `tmp_path` folders stay where they were (the last
+    three runs kept, to read after a failure)."""
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    folder = Path(tempfile.mkdtemp(prefix="errkb-tests-"))
+    folder.chmod(0o755)  # as /tmp is to them: a throwaway PostgreSQL runs as another user
+    _run_temp.append(folder)
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read TMPDIR again
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -86,9 +114,13 @@ def _needs_postgres(item: pytest.Item) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop and remove the run's own PostgreSQL server, if it started one."""
+    """Stop and remove the run's own PostgreSQL server, if it started one, and remove the run's
+    temporary folder."""
     while _throwaway:
         _throwaway.pop().stop()
+    if not hasattr(session.config, "workerinput"):
+        while _run_temp:
+            shutil.rmtree(_run_temp.pop(), ignore_errors=True)
 
 
 def _pg_admin() -> Engine:
@@ -195,18 +227,12 @@ def sglang_kb_docs_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="session")
-def sglang_kb_pg_url(sglang_kb_url: str) -> Iterator[str]:
-    """The same knowledge base on PostgreSQL, ingested per run (its file cache seeded first)."""
-    from kbcache import copy_file_cache, ingest_pinned_releases
+def sglang_kb_pg_url() -> str:
+    """The same knowledge base on PostgreSQL, built once and kept on the test server between
+    runs (see `kbcache.sglang_kb_pg_url`); tests only read it."""
+    from kbcache import sglang_kb_pg_url as cached
 
-    url = fresh_pg_url()
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    copy_file_cache(sglang_kb_url, url)
-    ingest_pinned_releases(url)
-    yield url
-    drop_pg(url)
+    return cached(pg_admin_url())
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -2,7 +2,10 @@
 
 Building it parses four real releases, so it is cached in a file keyed by a hash of the code that
 writes it (ingest/, the core with its schema and search index, migrations, the pins) and
-built under a file lock; each test session works on its own copy.
+built under a file lock; each test session works on its own copy. The lock is what lets the
+parallel test processes (pytest-xdist) share one build: the first builds, the others wait.
+The PostgreSQL copy is cached the same way, as a database on the test server named by the same
+hash (the tests only read it).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from errkb.ingest.pins import load_pins
 from errkb.ingest.pipeline import Job, ingest_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path.home() / ".cache" / "errkb-tests"
+# The user's cache folder (XDG), never the checkout: wheels, knowledge bases and their locks.
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "errkb-tests"
 MAX_BYTES = 2_000_000
 KEEP = 4  # cached builds kept: the newest, plus donors for the file cache
 
@@ -97,9 +101,8 @@ def sglang_kb_file() -> Path:
     with open(CACHE / "kb.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others wait and reuse
         if not target.exists():
+            _remove_leftovers()
             partial = target.with_suffix(f".building-{os.getpid()}")
-            for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-                stale.unlink(missing_ok=True)
             url = f"sqlite:///{partial}"
             # Same extraction code: reuse an older build's parse results, rebuild the rest.
             donors = sorted(CACHE.glob(f"kb-*-x{extraction}.sqlite3"), key=os.path.getmtime)
@@ -110,6 +113,7 @@ def sglang_kb_file() -> Path:
                 copy_file_cache(f"sqlite:///{donors[-1]}", url)
             ingest_pinned_releases(url)
             os.replace(partial, target)
+            _remove_leftovers()
             builds = sorted(CACHE.glob("kb-*-x*.sqlite3"), key=os.path.getmtime)
             for old in builds[:-KEEP]:
                 old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
@@ -128,8 +132,7 @@ def sglang_kb_docs_file() -> Path:
     with open(CACHE / "kb.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.exists():
-            for stale in CACHE.glob("docs-*.building-*"):
-                stale.unlink()  # left by a build that was killed (this one holds the lock)
+            _remove_leftovers()
             partial = target.with_suffix(f".building-{os.getpid()}")
             shutil.copyfile(kb, partial)
             url = f"sqlite:///{partial}"
@@ -139,6 +142,7 @@ def sglang_kb_docs_file() -> Path:
                 conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
             engine.dispose()
             os.replace(partial, target)
+            _remove_leftovers()
             for old in sorted(CACHE.glob("docs-*.sqlite3"), key=os.path.getmtime)[:-2]:
                 old.unlink(missing_ok=True)
     return target
@@ -151,15 +155,26 @@ def releases_kb_file(versions: tuple[str, ...]) -> Path:
     with open(CACHE / "kb.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.exists():
+            _remove_leftovers()
             partial = target.with_suffix(f".building-{os.getpid()}")
-            for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-                stale.unlink(missing_ok=True)
             ingest_pinned_releases(f"sqlite:///{partial}", versions=versions)
             os.replace(partial, target)
+            _remove_leftovers()
             for old in CACHE.glob(f"releases-{'_'.join(versions)}-*.sqlite3"):
                 if old != target:
                     old.unlink(missing_ok=True)
     return target
+
+
+def _remove_leftovers() -> None:
+    """Partial builds a killed run left, and the migration lock files of builds that are gone
+    (`upgrade` locks a SQLite file through a `.migrate-lock` beside it). Called under the
+    cache's lock, so no build is running."""
+    for stale in CACHE.glob("*.building-*"):
+        stale.unlink(missing_ok=True)
+    for lock in CACHE.glob("*.migrate-lock"):
+        if not lock.with_name(lock.name.removesuffix(".migrate-lock")).exists():
+            lock.unlink(missing_ok=True)
 
 
 def copy_kb(dest: Path, *, docs: bool = False) -> str:
@@ -200,3 +215,42 @@ def copy_file_cache(src_url: str, dest_url: str) -> None:
     finally:
         src.dispose()
         dest.dispose()
+
+
+PG_PREFIX = "errkb_kb_"
+
+
+def sglang_kb_pg_url(admin_url: str) -> str:
+    """The pinned releases ingested into a PostgreSQL database on the server of `admin_url`,
+    kept there between runs and keyed by `code_digest`: built once (under the file lock, its file
+    cache seeded from the SQLite build), then shared by every test process and later runs. Older
+    builds are dropped when a new one is made."""
+    kb = sglang_kb_file()
+    name = f"{PG_PREFIX}{code_digest()}"
+    base = admin_url.rsplit("/", 1)[0]
+    admin = make_engine(admin_url).execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        with open(CACHE / "kb-pg.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with admin.connect() as conn:
+                held = conn.execute(
+                    text("SELECT datname FROM pg_database WHERE datname LIKE :p"),
+                    {"p": f"{PG_PREFIX}%"},
+                ).scalars()
+                names = set(held)
+                if name not in names:
+                    for old in names:  # older builds, and one a killed run left half made
+                        conn.execute(text(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)'))
+                    partial = f"{name}_building"
+                    conn.execute(text(f'CREATE DATABASE "{partial}"'))
+                    url = f"{base}/{partial}"
+                    engine = make_engine(url)
+                    upgrade(engine)
+                    engine.dispose()
+                    copy_file_cache(f"sqlite:///{kb}", url)
+                    ingest_pinned_releases(url)
+                    # Renamed only once whole: a database of this name is a finished build.
+                    conn.execute(text(f'ALTER DATABASE "{partial}" RENAME TO "{name}"'))
+    finally:
+        admin.dispose()
+    return f"{base}/{name}"

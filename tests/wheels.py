@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import kbcache
+
 from errkb.ingest.sources.download import download
 
 ROOT = Path(__file__).resolve().parent.parent
-# Reused across runs (it is in .gitignore'd data/); a fresh clone downloads each wheel once.
-CACHE = Path(os.environ.get("ERRKB_TEST_PYPI_CACHE", ROOT / "data" / "cache" / "pypi"))
+
+# The folder the test knowledge bases download into too: each wheel is fetched once per machine,
+# into the user's cache folder, never into the checkout.
+CACHE = Path(os.environ.get("ERRKB_TEST_PYPI_CACHE") or kbcache.CACHE / "pypi")
 
 
 def sglang_wheel(version: str) -> Path:

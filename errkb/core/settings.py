@@ -78,7 +78,8 @@ class Settings(BaseSettings):
     entry_cache_mb: int = Field(
         default=256, ge=0, description="serialized entries and pages kept per server process"
     )
-    # Entries built in bulk after each `errkb ingest`, so a first read is one row, not a build.
+    # Entry documents built in bulk after each ingest of `errkb watch`, so a first read is one
+    # row, not a build (`errkb ingest` leaves them to the server unless given --docs).
     materialize_entries: bool = True
     # `errkb serve` builds missing entry docs in a background process (see cli/serve_docs.py),
     # and looks this often whether an ingest beside it left some out of date.

@@ -1,8 +1,8 @@
 """`errkb docs`: build the entry documents whose inputs changed, on its own.
 
-`errkb ingest` and `errkb watch` do it after each ingest; this command is for a knowledge base
-ingested with `ERRKB_MATERIALIZE_ENTRIES=0` (as `make run` does, to serve at once), for
-`errkb serve`, which runs it in the background when documents are missing, and for `--force`:
+`errkb ingest --docs` and `errkb watch` do it after each ingest; `errkb ingest` alone returns
+once the releases are stored and leaves the documents to this command, to `errkb serve` (which
+runs it in the background when documents are missing) and to first requests. `--force` builds
 every document again, with a newly trained compression dictionary (the occasional step that
 keeps the docs small as the history grows).
 """

@@ -69,8 +69,21 @@ def ingest(
             help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
         ),
     ] = None,
+    docs: Annotated[
+        bool,
+        typer.Option(
+            "--docs",
+            help="Also build the entry documents before returning (for a static export or a "
+            "read-only deployment; by default the server and `errkb docs` build them)",
+        ),
+    ] = False,
 ) -> None:
-    """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given."""
+    """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given.
+
+    It returns once they are stored: their entries are served correctly from then on, each
+    built on its first request, and the documents that make reads one row are left to the
+    running server's keeper and to `errkb docs`, or built here with --docs.
+    """
     # Imported here: the pipeline pulls in the extractor, which `errkb serve` never needs.
     from errkb.ingest.pipeline import SnapshotSummary
 
@@ -108,7 +121,7 @@ def ingest(
         engine.dispose()
     seconds = time.perf_counter() - started
     fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
-    _report(settings, summaries, seconds, failures, fetched, as_json=as_json)
+    _report(settings, summaries, seconds, failures, fetched, as_json=as_json, docs=docs)
     if failures:
         raise typer.Exit(1)
 
@@ -151,21 +164,34 @@ def _report(
     fetched: DownloadTotals,
     *,
     as_json: bool,
+    docs: bool,
 ) -> None:
-    """The summary (a table, or JSON on stdout), then the entry docs built for fast reads."""
+    """The summary (a table, or JSON on stdout), then the entry docs: built (`docs`), or one line
+    on who builds them."""
+    ingested = any(s.status == "ingested" for s in summaries)
     if as_json:  # the entries' figures go into the JSON, so stdout stays one document
         report = summary_json(summaries, seconds, failures, fetched)
-        if settings.materialize_entries:
+        if docs:
             from errkb.service.cli.materialize import materialize_entries_quietly
 
             report["entry_docs"] = materialize_entries_quietly(settings, defer=True)
+        else:
+            report["entry_docs"] = None
         typer.echo(json.dumps(report, indent=2))
-    else:
-        Console().print(summary(summaries, seconds, len(failures), fetched))
-        if settings.materialize_entries:
-            from errkb.service.cli.materialize import materialize_with_progress
+        return
+    Console().print(summary(summaries, seconds, len(failures), fetched))
+    if docs:
+        from errkb.service.cli.materialize import materialize_with_progress
 
-            materialize_with_progress(settings, err, defer=True)  # on stderr, after the summary
+        materialize_with_progress(settings, err, defer=True)  # on stderr, after the summary
+    elif ingested:
+        err.print(DOCS_LEFT, soft_wrap=True, highlight=False)
+
+
+DOCS_LEFT = (
+    "Entry documents are left to `errkb serve` (each built on its first request, the rest in "
+    "the background) or to `errkb docs`; `--docs` builds them before returning."
+)
 
 
 COMPACT_AFTER = 20  # snapshots written in one ingest before the SQLite file is compacted

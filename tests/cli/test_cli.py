@@ -42,11 +42,42 @@ def _errors(db_url: str) -> dict[str, str]:
     return rows
 
 
-def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
+def test_ingest_returns_with_its_documents_left_to_the_server(cli_env: Path, db_url: str) -> None:
+    """Without --docs, the ingest stores the snapshot and builds no entry document, says who
+    will, and the entry reads the same as one built by --docs."""
     (cli_env / "src" / "pkg").mkdir(parents=True)
     (cli_env / "src" / "pkg" / "m.py").write_text(RAISING)
     result = _run(
         "ingest", "--dir", str(cli_env / "src"), "--label", "local-1", "--repo", "tests/cli"
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 site, 1 new error." in result.output
+    assert "Entry documents are left to `errkb serve`" in result.output
+    assert "Built" not in result.output
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        assert conn.execute(select(EntryDoc.error_id)).all() == []
+    engine.dispose()
+    ((error_id, _),) = _errors(db_url).items()
+    shown = _run("show", error_id)
+    assert shown.exit_code == 0 and "n must be >= 0" in shown.output
+    docs = _run("docs")
+    assert docs.exit_code == 0 and "Built 1 entry for fast reads" in docs.output
+    assert json.loads(_run("show", error_id).output) == json.loads(shown.output)
+
+
+def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
+    (cli_env / "src" / "pkg").mkdir(parents=True)
+    (cli_env / "src" / "pkg" / "m.py").write_text(RAISING)
+    result = _run(
+        "ingest",
+        "--dir",
+        str(cli_env / "src"),
+        "--label",
+        "local-1",
+        "--repo",
+        "tests/cli",
+        "--docs",
     )
     assert result.exit_code == 0, result.output
     assert "ingest summary" in result.output and "local-1" in result.output
@@ -68,7 +99,14 @@ def test_ingest_dir_then_show(cli_env: Path, db_url: str) -> None:
     assert "pkg/m.py" in json.dumps(entry)
 
     again = _run(
-        "ingest", "--dir", str(cli_env / "src"), "--label", "local-1", "--repo", "tests/cli"
+        "ingest",
+        "--dir",
+        str(cli_env / "src"),
+        "--label",
+        "local-1",
+        "--repo",
+        "tests/cli",
+        "--docs",
     )
     assert again.exit_code == 0 and "already ingested" in again.output
     assert "Entry documents are current: none changed (1 entry kept)." in again.output

@@ -70,7 +70,7 @@ def _pins(tmp_path: Path, releases: str) -> str:
 
 def test_every_release_then_only_new_ones(index: LocalIndex, db_url: str, tmp_path: Path) -> None:
     pins = _pins(tmp_path, '"all"')
-    first = _run("ingest", "--pins", pins, "--json")
+    first = _run("ingest", "--pins", pins, "--json", "--docs")
     assert first.exit_code == 0, first.output
     report = json.loads(first.stdout)  # the phase lines go to stderr
     assert [s["label"] for s in report["snapshots"]] == ["1.0", "1.1", "1.2"]  # no pre-release
@@ -89,7 +89,7 @@ def test_every_release_then_only_new_ones(index: LocalIndex, db_url: str, tmp_pa
     # A new release appears: re-running fetches and parses that one only.
     index.add("demo", "1.3", "demo-1.3-py3-none-any.whl", _demo_wheel("1.3"))
     (tmp_path / "cache" / "pypi" / "demo-1.0-py3-none-any.whl").unlink()  # not needed again
-    again = json.loads(_run("ingest", "--pins", pins, "--json").stdout)
+    again = json.loads(_run("ingest", "--pins", pins, "--json", "--docs").stdout)
     status = {s["label"]: (s["status"], s["files_parsed"]) for s in again["snapshots"]}
     assert status == {
         "1.0": ("already ingested", 0),

@@ -89,7 +89,7 @@ def _env(url: str, tmp_path: Path, pause: float = 0) -> dict[str, str]:
 
 
 def _ingest(url: str, tmp_path: Path, folder: Path, label: str) -> None:
-    args = [*CLI, "ingest", "--pins", str(tmp_path / "pins.toml"), "--repo", "tests/kill"]
+    args = [*CLI, "ingest", "--pins", str(tmp_path / "pins.toml"), "--repo", "tests/kill", "--docs"]
     proc = subprocess.run(
         [*args, "--dir", str(folder), "--label", label],
         env=_env(url, tmp_path),
