@@ -16,7 +16,8 @@ import os
 import shutil
 from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import OperationalError
 
 from errkb.core.db import make_engine, upgrade
 from errkb.ingest import plan
@@ -240,7 +241,7 @@ def sglang_kb_pg_url(admin_url: str) -> str:
                 names = set(held)
                 if name not in names:
                     for old in names:  # older builds, and one a killed run left half made
-                        conn.execute(text(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)'))
+                        _drop_unused(conn, old)
                     partial = f"{name}_building"
                     conn.execute(text(f'CREATE DATABASE "{partial}"'))
                     url = f"{base}/{partial}"
@@ -254,3 +255,12 @@ def sglang_kb_pg_url(admin_url: str) -> str:
     finally:
         admin.dispose()
     return f"{base}/{name}"
+
+
+def _drop_unused(conn: Connection, name: str) -> None:
+    """Drop a database unless someone is connected to it (a run of other code may still be
+    reading an older build: it is dropped by a later build instead)."""
+    try:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+    except OperationalError:
+        pass
