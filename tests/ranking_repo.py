@@ -27,6 +27,7 @@ WEAK = "server_args must be set"
 ALLOC = """
 class Allocator:
     def alloc(self, size):
+        assert self.free_pages >= 0
         if size > self.free:
             raise RuntimeError(f"CUDA out of memory. Tried to allocate {size}")
         return size

@@ -208,8 +208,10 @@ class SearchItem(BaseModel):
     id: str
     exception: str
     message: str = Field(description="the message template, cut to 300 characters")
+    title: str = Field(description="the message, or for an assert without one its condition")
     versions: list[str]
-    where: str | None = None
+    where: str | None = Field(None, description="path:line in the newest version raising it")
+    test_code: bool = Field(description="raised only in sglang's own tests: listed last")
     page_url: str
 
 
@@ -218,6 +220,7 @@ class SearchAnswer(Answer):
 
     total: int
     items: list[SearchItem]
+    notes: list[str] = Field(description="a flag or exception class no ingested version knows")
 
 
 def cut(text: str, limit: int) -> str:
@@ -317,10 +320,13 @@ def search_answer(results: SearchResults, base: str) -> SearchAnswer:
                 id=h.id,
                 exception=h.exception,
                 message=cut(h.message, 300),
+                title=cut(h.title, 300),
                 versions=h.snapshots,
                 where=h.where,
+                test_code=h.test_code,
                 page_url=absolute(base, h.url),
             )
             for h in results.items
         ],
+        notes=results.notes,
     )

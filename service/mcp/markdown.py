@@ -124,12 +124,16 @@ def _headline(answer: MatchAnswer) -> str:
 
 
 def search_markdown(answer: SearchAnswer) -> str:
-    """The hits of a search, one line each."""
+    """The hits of a search, one line each: the message, or an assert's title, and its place."""
+    notes = [*answer.notes]
     if not answer.items:
-        return "No error matches this search: try fewer or other words, or no filter."
-    lines = [f"{answer.total} error(s) found; the first {len(answer.items)}:"]
+        return " ".join([*notes, "No error matches this search: try fewer or other words."])
+    lines = [*notes, f"{answer.total} error(s) found; the first {len(answer.items)}:"]
     for h in answer.items:
         newest = h.versions[-1] if h.versions else "?"
-        lines.append(f"- `{h.id}` {h.exception}: {cut(h.message, 200)} (newest: {newest})")
+        said = cut(h.message, 200) if h.message.strip() else cut(h.title, 200)
+        place = f" at `{h.where}`" if h.where else ""
+        test = " (test code)" if h.test_code else ""
+        lines.append(f"- `{h.id}` {h.exception}: {said}{test}{place} (newest: {newest})")
     lines.append("Call get_error with an id for the full entry.")
     return "\n".join(lines)

@@ -36,11 +36,24 @@ Version = Annotated[
 ]
 Text = Annotated[str, Field(description="the pasted log, error line or traceback")]
 ErrorId = Annotated[str, Field(description="the 16-hex-digit error id that a match gave")]
-Query = Annotated[str, Field(max_length=500, description="words of the message or path")]
+Query = Annotated[
+    str,
+    Field(
+        max_length=500,
+        description="words of the message or path; may be left out when a flag or an exception "
+        "class filters the search",
+    ),
+]
 ExceptionName = Annotated[
     str | None, Field(description="only this exception class, e.g. ValueError")
 ]
-Flag = Annotated[str | None, Field(description="only errors involving this flag, e.g. --tp-size")]
+Flag = Annotated[
+    str | None,
+    Field(
+        description="only errors involving this flag: its name (--tp-size), an alias, or the "
+        "settings field (tp_size)"
+    ),
+]
 
 
 def _bad_params(message: str) -> MCPError:
@@ -79,7 +92,7 @@ def _add_tools(server: MCPServer[Any], q: Questions) -> None:
     @server.tool(description=SEARCH_ERRORS, annotations=READ_ONLY)
     def search_errors(
         ctx: Context,
-        query: Query,
+        query: Query = "",
         exception: ExceptionName = None,
         flag: Flag = None,
         limit: Annotated[int, Field(ge=1, le=20, description="most hits to return")] = 10,

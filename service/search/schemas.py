@@ -16,6 +16,7 @@ class SearchHit(BaseModel):
     in_message: bool  # the query matched the message itself, not only paths or flags
     snapshots: list[str]  # labels where it occurs, oldest first
     where: str | None = None  # "path:line" in the newest snapshot that has it
+    test_code: bool = False  # raised only in the project's own tests: listed after the rest
 
 
 class SearchResults(BaseModel):
@@ -30,3 +31,5 @@ class SearchResults(BaseModel):
     limit: int
     items: list[SearchHit]
     next_cursor: str | None = None
+    # Plain sentences about the filters: a flag or class that no ingested version knows.
+    notes: list[str] = []

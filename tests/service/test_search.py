@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 import httpx
@@ -47,9 +48,34 @@ HOSTILE = [
 ]
 
 
-def _sorted_ids(ids: set[str]) -> list[str]:
-    by_id = {error_id_of(m[0]): m[0] for m in MESSAGES}
-    return sorted(ids, key=lambda i: (by_id[i].casefold(), i))
+LABELS = ("1.0", "1.1")
+
+
+def _sorted_ids(
+    ids: set[str], phrases: tuple[Phrase, ...] = (), flag: str = "", filtered: bool = True
+) -> list[str]:
+    """Within a tier: the query's words as a share of the message's (plus one when the error
+    involves the flag the query or filter names), a message before none, the newest release
+    first, then message and id. With no words and no filter, message and id alone."""
+    by_id = {error_id_of(m[0]): m for m in MESSAGES}
+    asked = {w for p in phrases for w in p.words} | set(terms(flag))
+    named = [flag if flag.startswith("-") else "--" + flag] if flag else []
+    named += ["--" + "-".join(p.words) for p in phrases if not flag]
+
+    def key(i: str) -> tuple[float, bool, int, str, str]:
+        message, _, _, _, flags, labels = by_id[i]
+        if not (phrases or filtered):
+            return (0.0, False, 0, message.casefold(), i)
+        words = terms(message)
+        share = 0.0
+        if words:
+            share = sum(w in asked for w in words) / math.sqrt(len(words))
+            share = round(share / math.sqrt(max(len(asked), 1)), 6)
+        bonus = 1.0 if any(n in flags for n in named) else 0.0
+        newest = max(LABELS.index(label) for label in labels)
+        return (-(share + bonus), not words, -newest, message.casefold(), i)
+
+    return sorted(ids, key=key)
 
 
 def _contains(words: list[str], phrase: Phrase) -> bool:
@@ -84,7 +110,8 @@ def expected(q: str, *, snapshot: str = "", path: str = "", flag: str = "") -> l
             tiers[0 if exact_hit else 1].add(error_id_of(message))
         elif all(_contains(msg_words, p) or _contains(meta_words, p) for p in phrases):
             tiers[2].add(error_id_of(message))
-    return _sorted_ids(tiers[0]) + _sorted_ids(tiers[1]) + _sorted_ids(tiers[2])
+    filtered = bool(snapshot or path or flag)
+    return [i for t in (0, 1, 2) for i in _sorted_ids(tiers[t], phrases, flag, filtered)]
 
 
 @pytest.fixture
