@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -84,9 +85,6 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["ERRKB_TEST_POSTGRES_URL"] = pg_admin_url()
 
 
-_run_temp: list[Path] = []
-
-
 def _own_temp_folder() -> None:
     """Point every temporary file of the run (this process's, its test processes' and every
     process they start: `TMPDIR`) into one folder, removed when the run ends. Servers under test
@@ -96,7 +94,9 @@ def _own_temp_folder() -> None:
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
     folder = Path(tempfile.mkdtemp(prefix="errkb-tests-"))
     folder.chmod(0o755)  # as /tmp is to them: a throwaway PostgreSQL runs as another user
-    _run_temp.append(folder)
+    # Removed at exit, after multiprocessing has removed its own folders in it: its exit handler,
+    # registered when a test first imports it, runs before this one (atexit runs in reverse).
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # read TMPDIR again
 
@@ -114,13 +114,9 @@ def _needs_postgres(item: pytest.Item) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop and remove the run's own PostgreSQL server, if it started one, and remove the run's
-    temporary folder."""
+    """Stop and remove the run's own PostgreSQL server, if it started one."""
     while _throwaway:
         _throwaway.pop().stop()
-    if not hasattr(session.config, "workerinput"):
-        while _run_temp:
-            shutil.rmtree(_run_temp.pop(), ignore_errors=True)
 
 
 def _pg_admin() -> Engine:

@@ -10,8 +10,10 @@ request is one write, its answer one read, with no thread in between. (A `Proces
 hands each task through a manager thread, a queue feeder thread and two wake-up pipes: profiled
 under a load of short texts, that hand-off was most of the server's own time per match.) A
 process that dies fails the matches it held with a 503 and is started again for the next one.
-After an ingest, a process says its index is stale; a fresh one is started beside it, takes the
-next requests once its index is built, and the old one ends when it has answered what it held.
+After an ingest commits, a process answers no match from its older index (`StaleIndex`): a
+fresh one is started in its place, the request is asked again there once its index is built,
+and the old one ends when it has answered what it held. A match right after an ingest waits
+for that index (seconds), and is never answered from what the database held before.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from errkb.core.errors import BadInput, Unavailable
 from errkb.service.read.match_link import Worker
+from errkb.service.read.match_worker import StaleIndex
 from errkb.service.read.matches import MatchOut
 
 log = logging.getLogger(__name__)
@@ -152,9 +155,15 @@ class MatchProcesses:
         return found
 
     async def _ask(self, *request: Any) -> Any:
-        worker = await self._worker()
         started = time.monotonic()
-        found = await worker.call(request)
+        for _ in range(self._processes + 2):  # each stale process is replaced once
+            worker = await self._worker()
+            found = await worker.call(request)
+            if not isinstance(found, StaleIndex):
+                break
+            await asyncio.to_thread(self._replace, worker)  # a no-op if replaced meanwhile
+        else:
+            raise Unavailable("the matcher is rebuilding its index; try again", retry_after=1)
         # Time from submission, queueing included, divided by the matches it waited for: the
         # share of one match, as seen by the server.
         seconds = (time.monotonic() - started) * self._processes / max(1, self.held)
