@@ -50,6 +50,13 @@ class RepoPin(BaseModel):
     glossary: tuple[tuple[str, str], ...] = ()
     # [repos.request_aliases] max_new_tokens = "max_tokens ... in the OpenAI-compatible API"
     request_aliases: tuple[tuple[str, str], ...] = ()
+    # The project's own top-level packages: an import of any other (not standard) module is a
+    # site, the ModuleNotFoundError or ImportError it raises when it fails. Empty: not read.
+    own_packages: tuple[str, ...] = ()
+    # [repos.distributions] cv2 = "opencv-python": the distribution that installs a module, where
+    # their names differ (where they agree, the release's own requirements tell); a list names
+    # each distribution that has installed it (`sgl_kernel = ["sglang-kernel", "sgl-kernel"]`).
+    distributions: tuple[tuple[str, str], ...] = ()
 
     @field_validator("path_prefix")
     @classmethod
@@ -104,6 +111,23 @@ class RepoPin(BaseModel):
             raise ValueError('must be a table of name part = words, like swa = "sliding-window"')
         return tuple(sorted(value.items()))
 
+    @field_validator("distributions", mode="before")
+    @classmethod
+    def _distribution_table(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of module = distribution, like cv2 = "opencv-python"')
+        pairs = []
+        for module, dists in value.items():
+            names = [dists] if isinstance(dists, str) else dists
+            if (
+                not isinstance(names, list)
+                or not names
+                or not all(isinstance(d, str) and d.strip() for d in names)
+            ):
+                raise ValueError(f"{module!r}: must be a distribution name or a list of them")
+            pairs.extend((module, d) for d in names)
+        return tuple(pairs)
+
     @field_validator("request_aliases", mode="before")
     @classmethod
     def _alias_table(cls, value: object) -> object:
@@ -139,9 +163,10 @@ class RepoPin(BaseModel):
             model_config_names=self.model_config_names,
             model_paths=self.model_paths,
             request_aliases=self.request_aliases,
+            distributions=self.distributions,
         )
 
-    @field_validator("exceptions", "lookups")
+    @field_validator("exceptions", "lookups", "own_packages")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for name in value:
@@ -157,6 +182,7 @@ class RepoPin(BaseModel):
             max_bytes=max_bytes,
             asserts=self.asserts,
             lookups=self.lookups,
+            own_packages=self.own_packages,
         )
 
     def only(self, classes: tuple[str, ...]) -> RepoPin:

@@ -127,7 +127,13 @@ def _git(
     repo: RepoPin, location: str, ref: str, handle: git.Repo, cache_dir: Path, max_bytes: int
 ) -> Callable[[], Source]:
     return lambda: GitSource(
-        location, ref, cache_dir=cache_dir, web_url=repo.web_url, max_bytes=max_bytes, repo=handle
+        location,
+        ref,
+        cache_dir=cache_dir,
+        web_url=repo.web_url,
+        max_bytes=max_bytes,
+        repo=handle,
+        path_prefix=repo.path_prefix,
     )
 
 

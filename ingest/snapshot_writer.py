@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
+from errkb.core.declared import declared_to_json
 from errkb.core.models import (
     Error,
     ErrorFlag,
@@ -117,6 +118,7 @@ def _snapshot_row(
                 date=info.date,
                 link_base=info.link_base,
                 sort_key=info.sort_key,
+                requirements=declared_to_json(info.requirements),
                 ingested_at=datetime.now(UTC),
                 errors=errors,
                 **counts,

@@ -80,6 +80,9 @@ class Snapshot(Base):
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     # Sites per kind: {"raise": {class: n}, "indirect": n, "assert": n, "lookup": n}.
     site_counts: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # What it declares it needs (`errkb.core.declared`): [{name, specifier, extra, ...}]; NULL
+    # for a snapshot ingested before requirements were read.
+    requirements: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     repo: Mapped[Repo] = relationship()
 

@@ -29,8 +29,9 @@ SnapshotKind = Literal["git", "pypi", "dir"]
 SnapshotStatus = Literal["ingested", "already ingested"]
 # How a site raises: `raise X(...)` of a class named in the code; `raise f(...)` or `raise e`
 # where the class is only known at run time; an `assert`; a subscript of a mapping that raises
-# KeyError for a missing key (`params_dict[name]`).
-SiteKind = Literal["raise", "indirect", "assert", "lookup"]
+# KeyError for a missing key (`params_dict[name]`); an import of another package, which fails
+# with ModuleNotFoundError or ImportError (`ingest.extract.imports`).
+SiteKind = Literal["raise", "indirect", "assert", "lookup", "import"]
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,9 @@ class ExtractConfig:
     max_bytes: int = 2_000_000
     asserts: bool = False  # every `assert` is a site too
     lookups: tuple[str, ...] = ()  # mappings whose subscripts are KeyError sites ("params_dict")
+    # The project's own top-level packages ("sglang"): every import of another non-standard
+    # module is a site (`ingest.extract.imports`); empty, imports are not read.
+    own_packages: tuple[str, ...] = ()
 
     @property
     def every_class(self) -> bool:
@@ -254,7 +258,9 @@ class ExtractConfig:
     @property
     def digest(self) -> str:
         """A stable digest of this config, combined with the extractor version in cache keys."""
-        raw = repr((self.exceptions, self.flag_classes, self.max_bytes, self.asserts, self.lookups))
+        fields = (self.exceptions, self.flag_classes, self.max_bytes, self.asserts, self.lookups)
+        # A config without imports keeps the digest (and the cached results) it always had.
+        raw = repr(fields + ((self.own_packages,) if self.own_packages else ()))
         return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 

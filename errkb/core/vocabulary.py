@@ -25,6 +25,10 @@ class Vocabulary:
     # a request field -> what another API of the project calls it ("max_tokens" for the
     # OpenAI-compatible API's name of max_new_tokens)
     request_aliases: tuple[tuple[str, str], ...] = ()
+    # a module -> a distribution that installs it, where the names differ ("cv2" ->
+    # "opencv-python"), one pair per distribution (in the pins' order): what a failed import's
+    # entry names to install
+    distributions: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
@@ -36,6 +40,12 @@ class Vocabulary:
 
         glossary = raw.get("glossary") or {}
         aliases = raw.get("request_aliases") or {}
+        distributions = raw.get("distributions") or {}
+        pairs = tuple(
+            (str(module), str(d))
+            for module, dists in distributions.items()
+            for d in ([dists] if isinstance(dists, str) else dists)
+        )
         return cls(
             glossary=tuple(sorted((str(k), str(v)) for k, v in glossary.items())),
             request_classes=names("request_classes"),
@@ -44,6 +54,7 @@ class Vocabulary:
             model_config_names=names("model_config_names"),
             model_paths=names("model_paths"),
             request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
+            distributions=pairs,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -56,4 +67,13 @@ class Vocabulary:
             "model_config_names": list(self.model_config_names),
             "model_paths": list(self.model_paths),
             "request_aliases": dict(self.request_aliases),
+            "distributions": _grouped(self.distributions),
         }
+
+
+def _grouped(pairs: tuple[tuple[str, str], ...]) -> dict[str, list[str]]:
+    """(module, distribution) pairs as {module: [distributions]}."""
+    out: dict[str, list[str]] = {}
+    for module, dist in pairs:
+        out.setdefault(module, []).append(dist)
+    return out

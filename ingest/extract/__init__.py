@@ -13,12 +13,15 @@ import warnings
 from errkb.core.records import ExtractConfig, FileResult, FlagDef, Site
 from errkb.ingest.extract import flag_defs as flags
 from errkb.ingest.extract.classes import class_defs
-from errkb.ingest.extract.decode import decoded, may_define_flags, may_raise, rejected
+from errkb.ingest.extract.decode import decoded, may_define_flags, may_import, may_raise, rejected
+from errkb.ingest.extract.imports import import_sites
 from errkb.ingest.extract.sites import SiteFinder
 from errkb.ingest.extract.source import SourceLines
 
 # Part of the file-cache key: bump whenever the records produced for the same input change.
 EXTRACTOR_VERSION = "7"  # 7: a unit's cache key covers constants its callers pass
+# (Import sites need no bump: they are read only under a config with `own_packages`, whose digest
+# differs from every config before them.)
 
 __all__ = ["EXTRACTOR_VERSION", "extract_file"]
 
@@ -50,6 +53,9 @@ def extract_file(data: bytes, path: str, config: ExtractConfig) -> FileResult:
             sites = tuple(SiteFinder(SourceLines(text), path, config).run(tree))
         except (RecursionError, MemoryError) as exc:
             return FileResult(status="too_deep", detail=f"walk: {type(exc).__name__}", parsed=True)
+    if may_import(data, config):
+        found = import_sites(tree, SourceLines(text), path, config.own_packages)
+        sites = tuple(sorted(sites + tuple(found), key=lambda s: s.line))
     found_flags, detail = flags_of(data, tree, text, path, config)
     classes = class_defs(tree.body) if config.every_class else ()
     return FileResult(

@@ -25,6 +25,11 @@ def may_raise(data: bytes, markers: tuple[str, ...]) -> bool:
     return any(name.encode() in data for name in markers)
 
 
+def may_import(data: bytes, config: ExtractConfig) -> bool:
+    """True when import sites are read (`ExtractConfig.own_packages`) and the file may hold one."""
+    return bool(config.own_packages) and b"import" in data
+
+
 def may_define_flags(data: bytes, flag_classes: tuple[str, ...], path: str) -> bool:
     """True when the file may define command-line flags (argparse call or a flag class).
 
@@ -38,8 +43,10 @@ def rejected(data: bytes, path: str, config: ExtractConfig) -> FileResult | None
     """The status of a file that must not be parsed, or None when it may be."""
     if len(data) > config.max_bytes:
         return FileResult(status="too_large", detail=f"{len(data)} bytes > {config.max_bytes}")
-    if not may_raise(data, config.markers) and not may_define_flags(
-        data, config.flag_classes, path
+    if (
+        not may_raise(data, config.markers)
+        and not may_import(data, config)
+        and not may_define_flags(data, config.flag_classes, path)
     ):
         return FileResult(status="prefiltered")
     if NUL in data:

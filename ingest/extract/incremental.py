@@ -21,6 +21,7 @@ this on real sglang releases).
 from __future__ import annotations
 
 import ast
+import re
 import symtable
 import warnings
 from bisect import bisect_right
@@ -40,14 +41,20 @@ from errkb.core.records import (
 from errkb.ingest.extract import flags_of
 from errkb.ingest.extract.attributes import class_attributes
 from errkb.ingest.extract.classes import class_defs
+from errkb.ingest.extract.decode import may_import
 from errkb.ingest.extract.flag_classes import flag_class_globs
 from errkb.ingest.extract.flag_lines import may_define
+from errkb.ingest.extract.imports import import_sites
 from errkb.ingest.extract.sites import SiteFinder
 from errkb.ingest.extract.snippet import CONTEXT_BELOW
 from errkb.ingest.extract.source import SourceLines
 from errkb.ingest.extract.unit_context import IDENT, context_digests, read_outside
 from errkb.ingest.extract.unit_keys import Plan, Split
 from errkb.ingest.extract.units import Unit, aligned, masked
+
+# An import statement's line: a unit hiding one cannot stand in as `def name(): pass` when import
+# sites are read (they are taken from the module's tree, not cached per unit).
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s", re.M)
 
 
 def encode_unit(result: UnitResult) -> bytes:
@@ -87,6 +94,11 @@ def extract_by_units(
     # In a file seen before, functions without sites that are new are only checked to compile,
     # without building their trees; a file never seen is parsed whole.
     checked = others - known if cached else set()
+    reads_imports = may_import(data, config)
+    if reads_imports and any(
+        _IMPORT_LINE.search(units[k].text(lines)) for k in known | checked | set(reused)
+    ):
+        return None
     tree, text = _parse(plan, units, known | checked | set(reused))
     if tree is None:
         return None
@@ -119,6 +131,8 @@ def extract_by_units(
         if k in fresh and site.line <= units[k].end:
             fresh[k].append(site)
         sites.append(site)
+    if reads_imports:
+        sites.extend(import_sites(tree, source, path, config.own_packages))
     for k, r in reused.items():
         sites.extend(_shifted(s, units[k].start - r.start, path, source) for s in r.sites)
     sites.sort(key=lambda s: s.line)

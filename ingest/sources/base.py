@@ -14,6 +14,7 @@ from typing import Protocol
 
 from packaging.version import InvalidVersion, Version
 
+from errkb.core.declared import Declared
 from errkb.core.records import SnapshotKind
 
 
@@ -28,6 +29,9 @@ class SnapshotInfo:
     date: datetime | None
     link_base: str | None  # ".../blob/v0.5.18/"; a site links to link_base + path + "#L<line>"
     sort_key: str  # orders the snapshots of a repo
+    # What the snapshot declares it needs (`Requires-Dist`, pyproject.toml): the import entries'
+    # distributions, version ranges and extras.
+    requirements: tuple[Declared, ...] = ()
 
 
 @dataclass(frozen=True)

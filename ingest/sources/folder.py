@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from errkb.core.declared import Declared
 from errkb.core.errors import SourceError
 from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import KnownFiles, SnapshotInfo, SourceFile, blob_sha, date_sort_key
+from errkb.ingest.sources.requirements import from_pyproject
 
 
 def _is_utf8(name: str) -> bool:
@@ -97,7 +99,16 @@ class FolderSource:
             date=date,
             link_base=None,
             sort_key=date_sort_key(date),
+            requirements=self._requirements(),
         )
+
+    def _requirements(self) -> tuple[Declared, ...]:
+        """The folder's `pyproject.toml` dependencies (none without one)."""
+        pyproject = self.root / "pyproject.toml"
+        try:
+            return from_pyproject(pyproject.read_text("utf-8")) if pyproject.is_file() else ()
+        except (OSError, UnicodeDecodeError):
+            return ()
 
     def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
         """The scanned files, in path order (`known` is not asked: every file is read)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import git
 
+from errkb.core.declared import Declared
 from errkb.core.errors import SourceError
 from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import (
@@ -27,6 +28,7 @@ from errkb.ingest.sources.base import (
     SourceFile,
     date_sort_key,
 )
+from errkb.ingest.sources.requirements import from_pyproject
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -108,8 +110,10 @@ class GitSource:
         web_url: str | None = None,
         max_bytes: int = 2_000_000,
         repo: git.Repo | None = None,
+        path_prefix: str = "",
     ) -> None:
         self.location, self.ref = location, ref
+        self.path_prefix = path_prefix
         self.web_url = web_url
         self.max_bytes = max_bytes
         self._owned = repo is None
@@ -137,7 +141,19 @@ class GitSource:
             date=date,
             link_base=link_base,
             sort_key=date_sort_key(date),
+            requirements=self._requirements(),
         )
+
+    def _requirements(self) -> tuple[Declared, ...]:
+        """The dependencies of the `pyproject.toml` beside the package (at the path prefix),
+        else at the top of the tree."""
+        for path in dict.fromkeys((f"{self.path_prefix}pyproject.toml", "pyproject.toml")):
+            try:
+                blob = self.commit.tree / path
+            except KeyError:
+                continue
+            return from_pyproject(read_blob(blob).decode("utf-8", "replace"))
+        return ()
 
     def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
         """Every `.py` blob of the commit's tree, read from the object store; blobs whose SHA

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from errkb.core.declared import Declared
 from errkb.core.records import SnapshotKind
 from errkb.ingest.sources.base import (
     KNOWN_BATCH,
@@ -27,6 +28,7 @@ from errkb.ingest.sources.base import (
 )
 from errkb.ingest.sources.download import cached_archive, download
 from errkb.ingest.sources.index import ARCHIVE_SUFFIXES, PYPI_JSON
+from errkb.ingest.sources.requirements import from_metadata
 
 __all__ = ["ARCHIVE_SUFFIXES", "PypiSource", "archive_files", "cached_archive", "repo_path"]
 
@@ -89,6 +91,7 @@ class PypiSource:
             date=newest_member_time(self.archive, self._zip_members()),
             link_base=link_base,
             sort_key=version_sort_key(self.version),
+            requirements=archive_requirements(self.archive, self._zip_members()),
         )
 
     def files(self, known: KnownFiles | None = None) -> Iterator[SourceFile]:
@@ -148,6 +151,29 @@ def archive_files(
                 handle = tf.extractfile(member)
                 data = handle.read() if handle else b""
                 yield SourceFile(path, blob_sha(data), data)
+
+
+def archive_requirements(
+    archive: Path, members: list[zipfile.ZipInfo] | None = None
+) -> tuple[Declared, ...]:
+    """The release's declared requirements: the wheel's `*.dist-info/METADATA`, or the sdist's
+    top `PKG-INFO`; none when the archive has neither."""
+    if archive.suffix in (".whl", ".zip"):
+        found = [
+            m
+            for m in members or zip_members(archive)
+            if m.filename.count("/") == 1 and m.filename.endswith(".dist-info/METADATA")
+        ]
+        if not found:
+            return ()
+        with zipfile.ZipFile(archive) as zf:
+            return from_metadata(zf.read(found[0]).decode("utf-8", "replace"))
+    with tarfile.open(archive, mode="r:*") as tf:
+        for member in tf:
+            if member.name.count("/") == 1 and member.name.endswith("/PKG-INFO"):
+                handle = tf.extractfile(member)
+                return from_metadata(handle.read().decode("utf-8", "replace")) if handle else ()
+    return ()
 
 
 def zip_members(archive: Path) -> list[zipfile.ZipInfo]:

@@ -37,13 +37,14 @@ def distribution_of(
 ) -> Distribution:
     """The distribution that installs the top-level package of `module`."""
     top = module.split(".", 1)[0]
-    named = dict(table).get(top)
-    wanted = {canonical(top)} | ({canonical(named)} if named else set())
+    named = [d for m, d in table if m == top]
+    wanted = [canonical(d) for d in named] + [canonical(top)]
     found = [r for r in requirements if canonical(r.name) in wanted]
-    # every install's requirement first, then an extra's; a marker (a platform) after none
-    found.sort(key=lambda r: (bool(r.extra), bool(r.marker)))
+    # every install's requirement first, then an extra's, a marker (a platform) after none, and
+    # among alike the table's first name
+    found.sort(key=lambda r: (bool(r.extra), bool(r.marker), wanted.index(canonical(r.name))))
     if not found:
-        return Distribution(named or top.replace("_", "-"), None)
+        return Distribution(named[0] if named else top.replace("_", "-"), None)
     first = found[0]
     return Distribution(first.name, first, _extras_bringing(first.extra, requirements, project))
 

@@ -18,12 +18,14 @@ from errkb.ingest.extract.incremental import extract_by_units
 from errkb.ingest.extract.unit_keys import split_file
 from errkb.ingest.extract.units import aligned, masked, split_units
 
-# As the default pins extract: every class, asserts and lookups (ValueError is one of them).
+# As the default pins extract: every class, asserts, lookups (ValueError is one of them) and the
+# imports of other packages.
 CONFIG = ExtractConfig(
     exceptions=("*",),
     flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"),
     asserts=True,
     lookups=("params_dict",),
+    own_packages=("sglang",),
 )
 PAD = "\n".join(f"# padding line {i} to pass the small-file threshold" for i in range(90)) + "\n"
 
