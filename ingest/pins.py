@@ -116,7 +116,7 @@ class RepoPin(BaseModel):
     def _distribution_table(cls, value: object) -> object:
         if not isinstance(value, dict):
             raise ValueError('must be a table of module = distribution, like cv2 = "opencv-python"')
-        pairs = []
+        pairs: list[tuple[str, str]] = []
         for module, dists in value.items():
             names = [dists] if isinstance(dists, str) else dists
             if (
