@@ -88,6 +88,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from errkb.service.health import install_health
 
     install_health(app)
+    from errkb.service.snapshots.routes import router as snapshots_router
+
+    app.include_router(snapshots_router)
     from errkb.service.pages.routes import install_pages
     from errkb.service.search.routes import router as search_router
 

@@ -8,7 +8,7 @@ its last result:
 200 when that round trip succeeded, 503 when it failed or when a round trip has waited
 `silence_limit` seconds for its answer (a database that hangs). The answer is thus about one
 check period old at most, and a flood of health checks costs the database nothing. The same
-thread reads the knowledge base's state (`kb_status.compact`) every `KB_STATE_SECONDS`, and
+thread reads the knowledge base's state (`knowledge_summary`) every `KB_STATE_SECONDS`, and
 /healthz carries it: snapshots, newest release, last ingest, entries and current docs.
 """
 
@@ -26,19 +26,16 @@ from pydantic import BaseModel, Field
 
 from errkb.core.errors import Unavailable
 from errkb.core.settings import Settings
-from errkb.service.read.status import EMPTY_KB, ping
-from errkb.service.snapshots.routes import router as snapshots_router
-from errkb.service.status.state import compact, kb_status
+from errkb.service.read.status import EMPTY_KB, knowledge_summary, ping
 
 log = logging.getLogger("errkb.health")
 KB_STATE_SECONDS = 10.0
 
 router = APIRouter()
-router.include_router(snapshots_router)
 
 
 class Knowledge(BaseModel):
-    """The knowledge base in a few fields (`kb_status.compact`), refreshed every few seconds."""
+    """The knowledge base in a few fields (`knowledge_summary`), refreshed every few seconds."""
 
     snapshots: int
     newest: dict[str, str | None]
@@ -152,7 +149,7 @@ def install_health(app: FastAPI) -> None:
                 ping(session)
                 # The knowledge base's state costs a few counts: read every KB_STATE_SECONDS.
                 if time.monotonic() - refreshed[0] >= KB_STATE_SECONDS:
-                    app.state.kb_health = Knowledge(**compact(kb_status(session)))
+                    app.state.kb_health = Knowledge(**knowledge_summary(session))
                     refreshed[0] = time.monotonic()
             # Read here, off the event loop, like the round trip; /healthz and 404s use it.
             app.state.kb_empty = app.state.versions.empty()
