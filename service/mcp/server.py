@@ -23,6 +23,7 @@ from pydantic import Field
 
 from errkb.core.errors import ErrkbError
 from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer
+from errkb.service.mcp.arguments import check_arguments
 from errkb.service.mcp.asking import Questions, tool_result
 from errkb.service.mcp.markdown import error_markdown, match_markdown, search_markdown
 from errkb.service.mcp.reading import Reader
@@ -122,6 +123,18 @@ def _add_resource_and_prompt(server: MCPServer[Any], q: Questions) -> None:
             return [UserMessage(await q.explained(ctx, traceback))]
 
 
+class StrictServer(MCPServer[Any]):
+    """The SDK's server, with each tool's arguments checked strictly first (`arguments`)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            check_arguments(tool, arguments)
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(
     reader_of: Callable[[], Reader], base_url_of: Callable[[Context], str]
 ) -> MCPServer[Any]:
@@ -130,7 +143,7 @@ def build_server(
     # handler); a server built inside errkb's app must leave the process's logging as it was.
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = StrictServer(
         "errkb", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
     )
     root.setLevel(level)
@@ -143,5 +156,7 @@ def build_server(
     ]
     q = Questions(reader_of, base_url_of)
     _add_tools(server, q)
+    for tool in server._tool_manager.list_tools():  # say so in the schema, as it is checked
+        tool.parameters["additionalProperties"] = False
     _add_resource_and_prompt(server, q)
     return server
