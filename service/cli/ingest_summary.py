@@ -98,9 +98,15 @@ def kinds_text(written: list[SnapshotSummary]) -> str:
     text = f"Raises by class: {', '.join(parts)}." if parts else ""
     extra = [
         _plural(kinds[k], word)
-        for k, word in (("assert", "assert"), ("lookup", "missing-key lookup"))
+        for k, word in (
+            ("assert", "assert"),
+            ("lookup", "missing-key lookup"),
+            ("import", "import"),  # of another package: a failed import's sites
+        )
         if kinds[k]
     ]
+    if kinds["import"]:
+        extra[-1] += " of other packages"
     if kinds["indirect"]:
         indirect = _plural(kinds["indirect"], "indirect raise")
         extra.append(f"{indirect} (their class is known only at run time)")
