@@ -154,8 +154,10 @@ class ErrorDetails(Answer):
     versions: Versions
     source: Source | None = Field(None, description="the first raise site in the version shown")
     sites_total: int = Field(description="the error's raise sites across the ingested versions")
-    page_url: str
-    json_url: str
+    page_url: str | None = Field(
+        description="the entry's page; null when the server has no public address to link to"
+    )
+    json_url: str | None = Field(description="the entry's JSON; null as page_url is")
 
 
 class MatchedSite(BaseModel):
@@ -192,7 +194,7 @@ class MatchItem(BaseModel):
     raised_in: str = Field(description="the versions that raise it, in one sentence")
     who_hits_it: str | None = None
     first_solution: str
-    page_url: str
+    page_url: str | None = Field(description="null when the server has no public address")
 
 
 class MatchAnswer(Answer):
@@ -212,7 +214,7 @@ class SearchItem(BaseModel):
     versions: list[str]
     where: str | None = Field(None, description="path:line in the newest version raising it")
     test_code: bool = Field(description="raised only in sglang's own tests: listed last")
-    page_url: str
+    page_url: str | None = Field(description="null when the server has no public address")
 
 
 class SearchAnswer(Answer):
@@ -228,9 +230,12 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def absolute(base: str, url: str) -> str:
-    """A root-relative URL made absolute under `base` (an absolute one is kept)."""
-    return url if "://" in url else base.rstrip("/") + url
+def absolute(base: str, url: str) -> str | None:
+    """A root-relative URL made absolute under `base` (an absolute one is kept); None without a
+    base: a link to an address nothing serves is worse than none."""
+    if "://" in url:
+        return url
+    return base.rstrip("/") + url if base else None
 
 
 def error_details(entry: Entry, base: str) -> ErrorDetails:

@@ -69,7 +69,8 @@ def error_markdown(d: ErrorDetails) -> str:
         more = f" ({shown} of {d.related_total})" if d.related_total > shown else ""
         tail += ["", f"## Related errors{more}"]
         tail += [f"- `{r.id}` {cut(r.title, 120)} ({r.reason})" for r in d.related]
-    tail += ["", f"Full page: {d.page_url}", f"JSON: {d.json_url}"]
+    if d.page_url:
+        tail += ["", f"Full page: {d.page_url}", f"JSON: {d.json_url}"]
     body = "\n".join([*head, "", *_solutions(d), *tail])
     if len(body) > ENTRY_BUDGET:  # only with extreme fields: keep the end, the links
         keep = "\n".join(tail)
@@ -101,7 +102,9 @@ def match_markdown(answer: MatchAnswer) -> str:
             item.append(f"Raised at `{s.path}:{s.line}` in `{s.function}`.")
         if m.who_hits_it:
             item.append(f"Who hits it: {cut(m.who_hits_it, 160)}")
-        item += [f"First thing to try: {cut(m.first_solution, 240)}", f"Page: {m.page_url}"]
+        item.append(f"First thing to try: {cut(m.first_solution, 240)}")
+        if m.page_url:
+            item.append(f"Page: {m.page_url}")
         if len("\n".join(lines + item)) > MATCH_BUDGET - 120:
             lines.append("\n(more matches left out: ask for fewer or read the pages)")
             break

@@ -16,8 +16,13 @@ from typing import Any
 
 import anyio.to_thread
 
-from errkb.core.db import engine_from_settings, prepare_schema, session_factory
-from errkb.core.errors import BadInput, NotFound
+from errkb.core.db import (
+    engine_from_settings,
+    require_current_schema,
+    session_factory,
+    sqlite_path,
+)
+from errkb.core.errors import BadInput, ErrkbError, NotFound
 from errkb.core.settings import Settings
 from errkb.service.entries.cache import EntryCache
 from errkb.service.read.browse import snapshot_labels
@@ -34,6 +39,13 @@ class EmptyKnowledgeBase(NotFound):
     """Nothing has been ingested: every question gets this one answer."""
 
 
+class Unavailable(ErrkbError):
+    """The knowledge base cannot be read (no such file, a schema behind): every question gets
+    this one answer, so an agent can tell its user why."""
+
+    status_code = 503
+
+
 @dataclass
 class Backing:
     """One knowledge base as a front end reads it: the same objects the HTTP app keeps."""
@@ -45,12 +57,25 @@ class Backing:
     matcher: MatchProcesses
 
 
+def existing_database(settings: Settings) -> None:
+    """Refuse a SQLite file that does not exist (`Unavailable`): a reader never creates one."""
+    url = settings.resolved_database_url
+    path = sqlite_path(url) if url.startswith("sqlite") else None
+    if path is not None and not path.is_file():
+        raise Unavailable(
+            f"The knowledge base {path} does not exist: run `errkb ingest` to build it, or set "
+            "ERRKB_DATABASE_URL to an existing one."
+        )
+
+
 @contextmanager
 def open_backing(settings: Settings) -> Iterator[Backing]:
-    """A backing of its own, for a process that is not the HTTP app (`errkb mcp`)."""
+    """A backing of its own, for a process that is not the HTTP app (`errkb mcp`): it reads a
+    knowledge base at the code's schema, and never creates or migrates one."""
+    existing_database(settings)
     engine = engine_from_settings(settings)
     try:
-        prepare_schema(engine, settings)
+        require_current_schema(engine)
         matcher = MatchProcesses(
             settings.resolved_database_url,
             refresh_seconds=settings.match_refresh_seconds,

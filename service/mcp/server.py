@@ -16,12 +16,12 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, UserMessage
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from errkb.core.errors import ErrkbError
+from errkb.core.errors import ErrkbError, NotFound
 from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer
 from errkb.service.mcp.arguments import check_arguments
 from errkb.service.mcp.asking import Questions, tool_result
@@ -57,8 +57,23 @@ Flag = Annotated[
 ]
 
 
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+
+
 def _bad_params(message: str) -> MCPError:
     return MCPError(INVALID_PARAMS, message)
+
+
+@contextmanager
+def resource_refusals() -> Iterator[None]:
+    """An unknown error id is the protocol's unknown resource (-32002); any other refusal, bad
+    parameters (-32602)."""
+    try:
+        yield
+    except NotFound as exc:
+        raise MCPError(RESOURCE_NOT_FOUND, exc.message) from None
+    except ErrkbError as exc:
+        raise MCPError(INVALID_PARAMS, exc.message) from None
 
 
 @contextmanager
@@ -111,7 +126,7 @@ def _add_resource_and_prompt(server: MCPServer[Any], q: Questions) -> None:
         mime_type="text/markdown",
     )
     async def error_resource(id: str, ctx: Context) -> str:
-        with refusals(ResourceError):
+        with resource_refusals():
             return error_markdown(await q.details(ctx, id, None))
 
     @server.prompt(name="explain_traceback", title="Explain this traceback", description=PROMPT)
@@ -133,6 +148,28 @@ class StrictServer(MCPServer[Any]):
         if tool is not None:
             check_arguments(tool, arguments)
         return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"There is no prompt {name!r}.")
+        given = arguments or {}
+        names = [a.name for a in prompt.arguments or ()]
+        for argument in prompt.arguments or ():
+            if argument.required and argument.name not in given:
+                raise MCPError(
+                    INVALID_PARAMS, f"The prompt {name} needs the argument {argument.name!r}."
+                )
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"The prompt {name} takes no argument {unknown[0]!r}; its arguments are "
+                f"{', '.join(names)}.",
+            )
+        return await super().get_prompt(name, arguments, context)
 
 
 def build_server(

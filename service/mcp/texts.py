@@ -23,10 +23,12 @@ MATCH_ERROR = (
     "Find which known sglang errors a pasted text shows. Use this when the user shows an error, "
     "a log or a traceback from sglang (pass it unchanged: prefixes, wrapping and truncation are "
     "handled). Returns up to `limit` errors, best first, each with its id, exception class, "
-    "message, a score from 0 to 1 (0.8 or more: the message itself is in the text), the versions "
-    "consistent with the text, who usually hits it, the first thing to try and a link to its "
-    "page. Pass `version` when the user says which sglang version they run. Then call get_error "
-    "with an id for the full entry."
+    "message, a score from 0 to 1 (0.8 or more: the message itself is in the text) and its "
+    "confidence (a match from 0.5, else a weak guess, dropped when a match exists), whether only "
+    "sglang's own tests raise it, the raise site the traceback's lines point to and the versions "
+    "whose lines agree, who usually hits it, the first thing to try and a link to its page. Pass "
+    "`version` when the user says which sglang version they run: only errors that version raises "
+    "are kept. Then call get_error with an id for the full entry."
 )
 
 GET_ERROR = (

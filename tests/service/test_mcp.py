@@ -199,10 +199,15 @@ def test_an_empty_knowledge_base_says_so(db_url: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_errkb_mcp_over_stdio_on_an_empty_database(tmp_path: Path) -> None:
-    """A real `errkb mcp` migrates a new database, keeps stdout for the protocol, and says that
-    there is nothing to answer from yet."""
+    """A real `errkb mcp` on a migrated database with nothing ingested keeps stdout for the
+    protocol, and says that there is nothing to answer from yet."""
+    from errkb.core.db import make_engine, upgrade
+
     errkb = str(Path(sys.executable).parent / "errkb")
     env = {"ERRKB_DATABASE_URL": f"sqlite:///{tmp_path / 'kb.sqlite3'}"}
+    engine = make_engine(env["ERRKB_DATABASE_URL"])
+    upgrade(engine)
+    engine.dispose()
     params = StdioServerParameters(command=errkb, args=["mcp"], env=env, cwd=tmp_path)
 
     async def main() -> None:
