@@ -54,12 +54,29 @@ class MatchOut(BaseModel):
     site: MatchedSite | None
     snapshots: list[str] = Field(description="ingested snapshots consistent with the input")
     url: str
+    note: str | None = Field(
+        default=None,
+        description="what the match is not: the nearest entry of a function whose line, where "
+        "the traceback ends, has no entry of its own",
+    )
+
+
+class RaisedBy(BaseModel):
+    """The package that raised the error the text's traceback ends with, when it is not the
+    project: its last frame lies in that package."""
+
+    package: str = Field(description='"transformers", "the standard library (json)"')
+    text: str = Field(description="the same, in a sentence")
+    frame: MatchedSite | None = Field(
+        description="the project's last frame before it: where the project called that package"
+    )
 
 
 class MatchResponse(BaseModel):
     """Ranked matches, best first; empty when the text shows no known error."""
 
     matches: list[MatchOut]
+    raised_by: RaisedBy | None = None
 
 
 def text_of(body: bytes, content_type: str) -> str:
@@ -77,19 +94,27 @@ def text_of(body: bytes, content_type: str) -> str:
     return text
 
 
-def match_out(m: Match, public_url: str) -> MatchOut:
+def match_out(m: Match, public_url: str, note: str | None = None) -> MatchOut:
     """The response form of one match, validated (the API's hot path skips the models:
     `matches_json`)."""
-    return MatchOut.model_validate(_match_dict(m, public_url.rstrip("/")))
+    return MatchOut.model_validate(_match_dict(m, public_url.rstrip("/"), note))
 
 
-def matches_json(matches: list[Match], public_url: str) -> bytes:
+def matches_json(
+    matches: list[Match],
+    public_url: str,
+    *,
+    notes: dict[str, str] | None = None,
+    raised_by: dict[str, Any] | None = None,
+) -> bytes:
     """The API's JSON body (`MatchResponse`) for these matches, built from plain dicts in the
     models' field order: the same bytes as `match_out` and `model_dump_json` give (a test holds
     them equal), without constructing the models (that was a tenth of a match process's
     profiled time per short text)."""
     base = public_url.rstrip("/")
-    return to_json({"matches": [_match_dict(m, base) for m in matches]})
+    notes = notes or {}
+    found = [_match_dict(m, base, notes.get(m.entry.id)) for m in matches]
+    return to_json({"matches": found, "raised_by": raised_by})
 
 
 def confidence(score: float) -> Confidence:
@@ -97,7 +122,7 @@ def confidence(score: float) -> Confidence:
     return "match" if score >= WEAK_BELOW else "weak guess"
 
 
-def _match_dict(m: Match, base: str) -> dict[str, Any]:
+def _match_dict(m: Match, base: str, note: str | None = None) -> dict[str, Any]:
     """One match as the plain data of a `MatchOut`, in its fields' order."""
     site = None
     if m.site is not None and m.site_line is not None:
@@ -113,4 +138,5 @@ def _match_dict(m: Match, base: str) -> dict[str, Any]:
         "site": site,
         "snapshots": list(m.snapshots),
         "url": f"{base}/errors/{m.entry.id}",
+        "note": note,
     }

@@ -22,8 +22,9 @@ from errkb.ingest.pins import load_pins
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.pypi import PypiSource
 from errkb.service.entries.build import build_entry
+from errkb.service.match.matcher import match_text
 from errkb.service.match.queries import load_index
-from errkb.service.read.matches import matches_in
+from errkb.service.read.matches import match_answer, matches_in
 
 pytestmark = pytest.mark.sglang
 
@@ -124,3 +125,46 @@ def test_no_module_named_sgl_kernel_names_the_distribution_a_recent_release_decl
     spec = declared[0]["name"] + declared[0]["specifier"]
     assert entry.explanation.solutions[0].command == f"pip install '{spec}'"
     assert f"declares `{spec}`" in entry.explanation.what_it_means.text
+
+
+OTHER_PACKAGE = """Traceback (most recent call last):
+  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/router/model_runner.py", line 280, in load_model
+    model = AutoModelForCausalLM.from_pretrained(path)
+  File "/opt/venv/lib/python3.10/site-packages/transformers/models/auto/auto_factory.py", line 566, in from_pretrained
+    raise ValueError(
+ValueError: Unsupported architectures: for this kind of AutoModel
+"""  # noqa: E501
+NO_RAISE = """Traceback (most recent call last):
+  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/router/model_runner.py", line 250, in __init__
+    self.load_model()
+  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/router/model_runner.py", line 290, in load_model
+    hf_quant_method = self.model_config.hf_config.quantization_config["quant_method"]
+KeyError: 'quant_method'
+"""  # noqa: E501
+
+
+def test_an_error_of_another_package_is_said_to_be_its_own(engine: Engine, tmp_path: Path) -> None:
+    """0.1.12 raises "Unsupported architectures: {arch}" in model_runner.py: text that reads
+    alike, raised by transformers, is not answered with it."""
+    ingest(engine, tmp_path, "0.1.12")
+    index = load_index(engine)
+    assert match_text(index, OTHER_PACKAGE, limit=3)  # the matcher alone offers a lookalike
+    answer = match_answer(index, OTHER_PACKAGE, limit=5, public_url="")
+    assert answer.matches == []
+    assert answer.raised_by is not None and answer.raised_by.package == "transformers"
+    assert answer.raised_by.frame is not None
+    assert (answer.raised_by.frame.line, answer.raised_by.frame.function) == (280, "load_model")
+    assert "raised by transformers" in answer.raised_by.text
+
+
+def test_a_key_error_at_a_line_with_no_raise_gets_the_nearest_entry_of_its_function(
+    engine: Engine, tmp_path: Path
+) -> None:
+    ingest(engine, tmp_path, "0.1.12")
+    answer = match_answer(load_index(engine), NO_RAISE, limit=5, public_url="")
+    first = answer.matches[0]
+    assert first.title.startswith("Unsupported quantization method")
+    assert first.site is not None and first.site.function == "ModelRunner.load_model"
+    assert first.confidence == "weak guess"
+    assert first.note is not None and "Line 290 of load_model raises nothing" in first.note
+    assert all(m.confidence == "weak guess" for m in answer.matches)

@@ -80,7 +80,7 @@ def test_match_answers_with_site_snapshots_values_and_span(db_url: str, tmp_path
         fstring[top["span"]["start"] : top["span"]["end"]] == "tp_size 16 is too large for 12 heads"
     )
 
-    assert nothing.json() == {"matches": []}
+    assert nothing.json() == {"matches": [], "raised_by": None}
     assert bad_utf8.json()["matches"][0]["params"] == {"model.tp": "16", "model.heads": "12"}
 
     op = spec.json()["paths"]["/api/match"]["post"]
