@@ -33,8 +33,27 @@ _STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
 @dataclass(frozen=True)
+class _Link:
+    """A guard link, turned into a `Condition` only for a guard that holds an import (reading the
+    test's source costs more than the whole walk)."""
+
+    kind: str  # "if" | "try"
+    node: ast.If | ast.Try | ast.TryStar
+    holds: bool = True
+
+    def condition(self) -> Condition:
+        if isinstance(self.node, ast.If):
+            return Condition("if", ast.unparse(self.node.test), self.holds, self.node.lineno)
+        catching = _catching(self.node.handlers)
+        assert catching is not None
+        handler, caught = catching
+        resolved = ((f"except {caught}", _fallback(handler)),)
+        return Condition("try", "try", True, self.node.lineno, resolved)
+
+
+@dataclass(frozen=True)
 class _Guard:
-    conditions: tuple[Condition, ...] = ()
+    links: tuple[_Link, ...] = ()
     qualname: str = "<module>"
     first_line: int | None = None  # the outermost guard's line, where the snippet starts
 
@@ -59,64 +78,55 @@ def import_sites(
     tree: ast.Module, lines: SourceLines, path: str, own: tuple[str, ...]
 ) -> list[Site]:
     """The import sites of one parsed file, in line order."""
+    read: dict[tuple[int, bool], Condition] = {}
     sites = [
         s
-        for node, guard in _walk(tree.body, _Guard(), lines)
-        for s in _sites(node, guard, lines, path, own)
+        for node, guard in _walk(tree.body, _Guard())
+        for s in _sites(node, guard, lines, path, own, read)
     ]
     return sorted(sites, key=lambda s: (s.line, s.exception, s.template.normalized))
 
 
 def _walk(
-    body: list[ast.stmt], guard: _Guard, lines: SourceLines
+    body: list[ast.stmt], guard: _Guard
 ) -> Iterator[tuple[ast.Import | ast.ImportFrom, _Guard]]:
     """Every import statement with the guard around it."""
     for stmt in body:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             yield stmt, guard
         elif isinstance(stmt, ast.If):
-            if "TYPE_CHECKING" in ast.unparse(stmt.test):
-                yield from _walk(
-                    stmt.orelse,
-                    _with(guard, Condition("if", ast.unparse(stmt.test), False, stmt.lineno)),
-                    lines,
-                )
-                continue
-            test = ast.unparse(stmt.test)
-            yield from _walk(
-                stmt.body, _with(guard, Condition("if", test, True, stmt.lineno)), lines
-            )
-            yield from _walk(
-                stmt.orelse, _with(guard, Condition("if", test, False, stmt.lineno)), lines
-            )
+            if not _type_checking(stmt.test):
+                yield from _walk(stmt.body, _with(guard, _Link("if", stmt, True)))
+            yield from _walk(stmt.orelse, _with(guard, _Link("if", stmt, False)))
         elif isinstance(stmt, ast.Try | ast.TryStar):
-            catching = _catching(stmt.handlers)
-            inner = guard
-            if catching is not None:
-                handler, caught = catching
-                fallback = _fallback(handler)
-                inner = _with(
-                    guard,
-                    Condition("try", "try", True, stmt.lineno, ((f"except {caught}", fallback),)),
-                )
-            yield from _walk(stmt.body, inner, lines)
+            catches = _catching(stmt.handlers) is not None
+            yield from _walk(stmt.body, _with(guard, _Link("try", stmt)) if catches else guard)
             for h in stmt.handlers:
-                yield from _walk(h.body, guard, lines)
-            yield from _walk(stmt.orelse + stmt.finalbody, guard, lines)
+                yield from _walk(h.body, guard)
+            yield from _walk(stmt.orelse + stmt.finalbody, guard)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name = stmt.name if guard.qualname == "<module>" else f"{guard.qualname}.{stmt.name}"
-            yield from _walk(stmt.body, _Guard(guard.conditions, name, guard.first_line), lines)
+            yield from _walk(stmt.body, _Guard(guard.links, name, guard.first_line))
         elif isinstance(stmt, ast.With | ast.AsyncWith | ast.For | ast.AsyncFor | ast.While):
-            yield from _walk(stmt.body, guard, lines)
-            yield from _walk(getattr(stmt, "orelse", []), guard, lines)
+            yield from _walk(stmt.body, guard)
+            yield from _walk(getattr(stmt, "orelse", []), guard)
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
-                yield from _walk(case.body, guard, lines)
+                yield from _walk(case.body, guard)
 
 
-def _with(guard: _Guard, condition: Condition) -> _Guard:
-    first = guard.first_line if guard.first_line is not None else condition.line
-    return _Guard((*guard.conditions, condition), guard.qualname, first)
+def _type_checking(test: ast.expr) -> bool:
+    """True for `if TYPE_CHECKING:` (also `typing.TYPE_CHECKING`, or within an `and`)."""
+    return any(
+        (isinstance(n, ast.Name) and n.id == "TYPE_CHECKING")
+        or (isinstance(n, ast.Attribute) and n.attr == "TYPE_CHECKING")
+        for n in ast.walk(test)
+    )
+
+
+def _with(guard: _Guard, link: _Link) -> _Guard:
+    first = guard.first_line if guard.first_line is not None else link.node.lineno
+    return _Guard((*guard.links, link), guard.qualname, first)
 
 
 def _catching(handlers: list[ast.ExceptHandler]) -> tuple[ast.ExceptHandler, str] | None:
@@ -160,63 +170,51 @@ def _sites(
     lines: SourceLines,
     path: str,
     own: tuple[str, ...],
+    read: dict[tuple[int, bool], Condition],
 ) -> Iterator[Site]:
-    """The sites of one import statement."""
+    """The sites of one import statement; `read` keeps the guard links read so far."""
     if isinstance(node, ast.ImportFrom):
         if node.level or node.module is None or not is_external(node.module, own):
             return
         modules = [node.module]
     else:
         modules = [a.name for a in node.names if is_external(a.name, own)]
-    statement = lines.segment(node)
-    seen: set[str] = set()
+        if not modules:
+            return
+    messages: dict[str, tuple[str, str]] = {}  # message -> (exception, what is missing)
     for module in modules:
-        top = module.split(".", 1)[0]
-        for missing in (top, module):
-            if missing not in seen:
-                seen.add(missing)
-                yield _site(
-                    MISSING, module_message(missing), node, guard, lines, path, statement, missing
-                )
+        for missing in (module.split(".", 1)[0], module):
+            messages.setdefault(module_message(missing), (MISSING, missing))
     if isinstance(node, ast.ImportFrom):
         for alias in node.names:
             if alias.name != "*":
-                yield _site(
-                    NAME_MISSING,
-                    name_message(alias.name, modules[0]),
-                    node,
-                    guard,
-                    lines,
-                    path,
-                    statement,
-                    alias.name,
-                )
-
-
-def _site(
-    exception: str,
-    message: str,
-    node: ast.stmt,
-    guard: _Guard,
-    lines: SourceLines,
-    path: str,
-    statement: str,
-    check: str,
-) -> Site:
+                messages[name_message(alias.name, modules[0])] = (NAME_MISSING, alias.name)
+    conditions = tuple(_read(link, read) for link in guard.links)
     end = node.end_lineno or node.lineno
     top = (guard.first_line if guard.first_line is not None else node.lineno) - 2
     first = max(1, top, node.lineno - 30)
-    last = min(len(lines), end + 4)
-    return Site(
-        exception=exception,
-        template=Template((Segment("text", message),), "literal"),
-        path=path,
-        line=node.lineno,
-        end_line=end,
-        qualname=guard.qualname,
-        conditions=guard.conditions,
-        snippet=Snippet(first, lines.window(first, last), node.lineno, end),
-        raise_source=statement,
-        kind="import",
-        check=check,
-    )
+    snippet = Snippet(first, lines.window(first, min(len(lines), end + 4)), node.lineno, end)
+    statement = lines.segment(node)
+    for message, (exception, missing) in messages.items():
+        yield Site(
+            exception=exception,
+            template=Template((Segment("text", message),), "literal"),
+            path=path,
+            line=node.lineno,
+            end_line=end,
+            qualname=guard.qualname,
+            conditions=conditions,
+            snippet=snippet,
+            raise_source=statement,
+            kind="import",
+            check=missing,
+        )
+
+
+def _read(link: _Link, read: dict[tuple[int, bool], Condition]) -> Condition:
+    """A guard link's condition, read once per file."""
+    key = (id(link.node), link.holds)
+    found = read.get(key)
+    if found is None:
+        found = read[key] = link.condition()
+    return found
