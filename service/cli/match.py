@@ -25,7 +25,7 @@ def match(
     limit: int = typer.Option(10, min=1, max=50, help="most matches to show"),
 ) -> None:
     """Show which known errors a pasted log or traceback contains."""
-    from errkb.service.read.matches import MatchResponse, match_index, matches_in
+    from errkb.service.read.matches import match_answer, match_index
 
     raw = sys.stdin.buffer.read() if file == "-" else _read(Path(file))
     text = raw.decode("utf-8", errors="replace")
@@ -36,13 +36,12 @@ def match(
         index = match_index(engine)
     finally:
         engine.dispose()
-    found = matches_in(index, text, limit=limit, public_url=settings.public_url)
-    response = MatchResponse(matches=found)
+    response = match_answer(index, text, limit=limit, public_url=settings.public_url)
     if as_json:
         typer.echo(response.model_dump_json(indent=2))
     else:
         _print_table(response, text)
-    if not found:
+    if not response.matches:
         raise typer.Exit(1)
 
 
@@ -59,6 +58,8 @@ def _print_table(response: object, text: str) -> None:
 
     assert isinstance(response, MatchResponse)
     console = Console()
+    if response.raised_by is not None:
+        console.print(response.raised_by.text)
     if not response.matches:
         console.print("no known error found")
         return
@@ -77,3 +78,6 @@ def _print_table(response: object, text: str) -> None:
             Text(", ".join(m.snapshots)),
         )
     console.print(table)
+    for m in response.matches:
+        if m.note:
+            console.print(f"{m.id}: {m.note}")
