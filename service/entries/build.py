@@ -58,7 +58,7 @@ from errkb.service.entries.schemas import (
     SiteHistoryOut,
     SnapshotProvenance,
     Timeline,
-    TimelinePointOut,
+    TimelineRangeOut,
 )
 from errkb.service.queries import DbSession as Session
 
@@ -70,7 +70,7 @@ VERSIONS_SHOWN = 2  # code versions per such site
 LINE_RUNS_SHOWN = 10  # line runs per such site (newest); other sites give their latest run
 OCCURRENCES_SHOWN = 5  # the shown snapshot's occurrences in full
 CHANGES_SHOWN = 12  # timeline changes listed; a long history lists moves, not line shifts
-POINT_SITES = 60  # timeline points list their sites only while that many site strings or fewer
+POINT_SITES = 60  # timeline ranges list their sites only while that many site strings or fewer
 
 
 def build_entry(
@@ -230,25 +230,35 @@ def _timeline_facts(
 
 
 def _timeline_out(tl: TimelineFacts) -> Timeline:
-    """The timeline as served: points list their sites and every change while that stays short."""
+    """The timeline as served: runs of snapshots alike (raised or not, at as many sites), each
+    listing its last snapshot's sites, and every change while that stays short."""
     # The points around the error's life: from the snapshot before it first appears to the one
     # after it last does (the summary names the gaps); the rest only say "not raised".
     present = [i for i, p in enumerate(tl.points) if p.present]
     points = tl.points[max(0, present[0] - 1) : present[-1] + 2]
-    cheap = sum(len(p.sites) for p in points) <= POINT_SITES
     changes = list(tl.changes)
     if len(changes) > CHANGES_SHOWN:  # the line shifts are in the site histories already
         changes = [c for c in changes if c.kind != "line_changed"][:CHANGES_SHOWN]
+    runs: list[list[Any]] = []
+    for p in points:
+        if runs and (runs[-1][-1].present, len(runs[-1][-1].sites)) == (p.present, len(p.sites)):
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    cheap = sum(len(run[-1].sites) for run in runs) <= POINT_SITES
     return Timeline(
-        snapshots=[
-            TimelinePointOut(
-                snapshot=p.snapshot,
-                date=p.date,
-                present=p.present,
-                site_count=len(p.sites),
-                sites=list(p.sites) if cheap else [],
+        ranges=[
+            TimelineRangeOut(
+                from_snapshot=run[0].snapshot,
+                to_snapshot=run[-1].snapshot,
+                from_date=run[0].date,
+                to_date=run[-1].date,
+                snapshots=len(run),
+                present=run[-1].present,
+                site_count=len(run[-1].sites),
+                sites=list(run[-1].sites) if cheap else [],
             )
-            for p in points
+            for run in runs
         ],
         present_in=list(tl.present_in),
         first_seen=tl.first_seen,

@@ -207,14 +207,18 @@ class SiteHistoryOut(BaseModel):
     url: str | None = None  # pinned to last_snapshot
 
 
-class TimelinePointOut(BaseModel):
-    """One snapshot of the repo and whether the error is raised there."""
+class TimelineRangeOut(BaseModel):
+    """An unbroken run of consecutive snapshots where the error is raised (or not), at as many
+    sites in each; the moves between them are the timeline's `changes`."""
 
-    snapshot: str
-    date: UtcDatetime | None = None
+    from_snapshot: str
+    to_snapshot: str
+    from_date: UtcDatetime | None = None
+    to_date: UtcDatetime | None = None
+    snapshots: int  # how many snapshots the run holds
     present: bool
-    site_count: int = 0  # occurrences there
-    sites: list[str] = []  # "path:line" of each occurrence there (left empty for long histories)
+    site_count: int = 0  # occurrences in each snapshot of the run
+    sites: list[str] = []  # "path:line" of each occurrence in to_snapshot (empty when long)
 
 
 class ChangeEventOut(BaseModel):
@@ -239,7 +243,9 @@ class TimelineChange(BaseModel):
 class Timeline(BaseModel):
     """Where the error exists across the ingested snapshots (ordered oldest first)."""
 
-    snapshots: list[TimelinePointOut]  # from the one before first_seen to the one after last_seen
+    # Runs of snapshots from the one before first_seen to the one after last_seen, oldest first:
+    # one item per run, not per snapshot, so an entry's size does not grow with its history.
+    ranges: list[TimelineRangeOut]
     present_in: list[str]
     first_seen: str
     last_seen: str

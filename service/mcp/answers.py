@@ -52,9 +52,18 @@ class RelatedItem(BaseModel):
     reason: str
 
 
+class VersionRange(BaseModel):
+    """An unbroken run of ingested versions that raise the error."""
+
+    first: str
+    last: str
+    versions: int = Field(description="how many ingested versions the run holds")
+
+
 class Versions(BaseModel):
     """The ingested versions that raise the error, and the first one that no longer does."""
 
+    ranges: list[VersionRange] = Field(description="the runs of versions that raise it")
     present_in: list[str]
     first_seen: str
     last_seen: str
@@ -264,6 +273,11 @@ def error_details(entry: Entry, base: str) -> ErrorDetails:
         ],
         related_total=len(entry.related),
         versions=Versions(
+            ranges=[
+                VersionRange(first=r.from_snapshot, last=r.to_snapshot, versions=r.snapshots)
+                for r in tl.ranges
+                if r.present
+            ],
             present_in=tl.present_in,
             first_seen=tl.first_seen,
             last_seen=tl.last_seen,

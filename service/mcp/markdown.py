@@ -51,9 +51,10 @@ def error_markdown(d: ErrorDetails) -> str:
     head += [f"- {cut(s, 200)}" for s in d.common_situations[:4]]
     if d.who_hits_it:
         head += ["", f"## Who hits it ({d.who_hits_it.kind})", cut(d.who_hits_it.text, 400)]
-    tail = ["", "## Versions", f"Raised in: {', '.join(d.versions.present_in[-20:])}"]
-    if len(d.versions.present_in) > 20:
-        tail[-1] += f" (the newest 20 of {len(d.versions.present_in)})"
+    runs = [r.first if r.versions == 1 else f"{r.first} to {r.last}" for r in d.versions.ranges]
+    tail = ["", "## Versions", f"Raised in: {', '.join(runs[-12:])}"]
+    if len(runs) > 12:
+        tail[-1] += f" (the newest 12 runs of {len(runs)})"
     if d.source:
         src = d.source
         sites = f" (1 of {d.sites_total} raise sites)" if d.sites_total > 1 else ""

@@ -43,7 +43,11 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
 def test_reference_timeline_is_exact(session: Session) -> None:
     entry = build_entry(session, REFERENCE_ID)
     tl = entry.timeline
-    assert [p.snapshot for p in tl.snapshots] == list(RELEASES)
+    assert [(r.from_snapshot, r.to_snapshot, r.present) for r in tl.ranges] == [
+        (RELEASES[0], "0.5.17", False),
+        ("0.5.18", "0.5.19", True),
+        ("0.5.20", RELEASES[-1], False),
+    ]
     assert (tl.introduced_in, tl.removed_in, tl.absent_before) == ("0.5.18", "0.5.20", "0.5.17")
     assert tl.present_in == ["0.5.18", "0.5.19"]
     assert "not raised since 0.5.20" in tl.summary

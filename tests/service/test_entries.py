@@ -59,7 +59,10 @@ def test_gone_error_entry_has_flags_fixes_timeline_and_siblings(session: Session
 
     tl = entry.timeline
     assert (tl.first_seen, tl.last_seen, tl.gone_in) == ("v1", "v1", "v2")
-    assert [p.present for p in tl.snapshots] == [True, False]
+    assert [(r.from_snapshot, r.to_snapshot, r.present) for r in tl.ranges] == [
+        ("v1", "v1", True),
+        ("v2", "v2", False),
+    ]
     assert "not raised since v2" in tl.summary and tl.provenance == ["derived:history"]
 
     related = {r.id: r.reason for r in entry.related}

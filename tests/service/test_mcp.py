@@ -87,6 +87,7 @@ def test_tools_answer_on_a_small_project(db_url: str, tmp_path: Path) -> None:
         assert not got.is_error
         d = got.structured_content
         assert d["message"] == SWA_MESSAGE and d["versions"]["present_in"] == ["v1"]
+        assert d["versions"]["ranges"] == [{"first": "v1", "last": "v1", "versions": 1}]
         assert d["versions"]["gone_in"] == "v2" and d["source"]["path"] == "srv/pools.py"
         text = _text(got)
         for part in ("## What it means", "## Solutions", "## Who hits it", "## Versions"):
@@ -260,7 +261,13 @@ def test_kept_answers_last_only_as_long_as_their_content_key() -> None:
 def test_output_schemas_admit_what_the_models_admit() -> None:
     schema = ErrorDetails.model_json_schema()
     check = Draft202012Validator(schema)
-    versions = {"present_in": ["v1"], "first_seen": "v1", "last_seen": "v1", "summary": "v1"}
+    versions = {
+        "ranges": [{"first": "v1", "last": "v1", "versions": 1}],
+        "present_in": ["v1"],
+        "first_seen": "v1",
+        "last_seen": "v1",
+        "summary": "v1",
+    }
     bare = ErrorDetails(
         **dict.fromkeys(["id", "exception", "message", "repo", "what_it_means", "trigger"], "x"),
         common_situations=[],
@@ -296,7 +303,13 @@ def test_output_schemas_admit_what_the_models_admit() -> None:
 
 
 def test_the_markdown_lists_the_related_errors_the_structured_answer_lists() -> None:
-    versions = {"present_in": ["v1"], "first_seen": "v1", "last_seen": "v1", "summary": "v1"}
+    versions = {
+        "ranges": [{"first": "v1", "last": "v1", "versions": 1}],
+        "present_in": ["v1"],
+        "first_seen": "v1",
+        "last_seen": "v1",
+        "summary": "v1",
+    }
     related = [
         {"id": f"e{i}", "title": f"Error number {i}", "reason": "same file"} for i in range(5)
     ]
