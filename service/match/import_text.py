@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from errkb.service.match.matcher import Match
+from errkb.service.match.matcher.score import WEAK_BELOW
 
 IMPORT_CLASSES = frozenset({"ModuleNotFoundError", "ImportError"})
 # Words before "import" that say it failed: "can't import", "unable to import", "failed to import".
@@ -145,10 +146,27 @@ def with_import_matches(
             best.entry.id not in added or added[best.entry.id].score < scored.score
         ):
             added[best.entry.id] = scored
-    if not added:
-        return matches
     out = [m for m in matches if m.entry.id not in added]
     for m in sorted(added.values(), key=lambda m: -m.score):
         at = next((i for i, o in enumerate(out) if o.score < m.score), len(out))
         out.insert(at, m)
+    out = _without_longer_modules(out, text)
+    if any(m.score >= WEAK_BELOW for m in out):  # a weak guess never stands beside a match
+        out = [m for m in out if m.score >= WEAK_BELOW]
     return out[:limit]
+
+
+def _without_longer_modules(matches: list[Match], text: str) -> list[Match]:
+    """Without `No module named 'x.sub'` when the text names `'x'` itself, whole: the longer
+    message only reads alike up to the quote."""
+    whole = [
+        m.entry.title[:-1]
+        for m in matches
+        if m.entry.exception in IMPORT_CLASSES and m.entry.title in text
+    ]
+    return [
+        m
+        for m in matches
+        if m.entry.exception not in IMPORT_CLASSES
+        or not any(m.entry.title.startswith(w) and m.entry.title != w + "'" for w in whole)
+    ]

@@ -74,6 +74,9 @@ def test_an_old_outlines_import_error_finds_the_import_entry_and_the_declared_ra
     assert first_ids(engine, TRACEBACK)[0] == wanted
     assert first_ids(engine, f"ImportError: {NAME_ERROR}")[0] == wanted
     assert first_ids(engine, "it says it can't import build_regex_from_object")[0] == wanted
+    # the whole module name: not its submodules' entries, which read alike up to the quote
+    missing = "ModuleNotFoundError: No module named 'outlines'"
+    assert first_ids(engine, missing) == [id_of(engine, "No module named 'outlines'")]
 
     with session_factory(engine)() as session:
         entry = build_entry(session, wanted)
