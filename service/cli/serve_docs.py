@@ -12,21 +12,25 @@ among the server's log. `DocKeeper` looks at start-up and then every
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.settings import Settings
 from errkb.service.status.state import docs_status
 
 log = logging.getLogger("errkb.docs")
+Child = subprocess.Popen[bytes]
 
 
-def start_doc_builder(settings: Settings, console: Console) -> subprocess.Popen[bytes] | None:
+def start_doc_builder(settings: Settings, console: Console) -> Child | None:
     """Start building the missing entry documents in the background, if any are missing."""
     if not settings.serve_builds_docs:
         return None
@@ -45,17 +49,60 @@ def start_doc_builder(settings: Settings, console: Console) -> subprocess.Popen[
         highlight=False,
     )
     command = [sys.executable, "-m", "errkb.service.cli.main", "docs", "--lines"]
-    return subprocess.Popen(command)  # noqa: S603 - our own interpreter and command
+    child = start_child(command)
+    threading.Thread(
+        target=relay_lines, args=(child, console, ""), name="doc-lines", daemon=True
+    ).start()
+    return child
 
 
-def stop_doc_builder(process: subprocess.Popen[bytes] | None) -> None:
-    """End the background build with the server (what it stored so far stays)."""
-    if process is not None and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+def start_child(command: list[str], env: dict[str, str] | None = None) -> Child:
+    """A background command of the server, its output piped to the server (`relay_lines`).
+
+    It runs in a process group of its own: Ctrl-C in the terminal reaches only the server,
+    which then stops the child and its workers together (`stop_doc_builder`), instead of each
+    of them printing its own interruption.
+    """
+    return subprocess.Popen(  # noqa: S603 - our own interpreter and command
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def relay_lines(child: Child, console: Console, prefix: str) -> None:
+    """Print the child's lines among the server's log until it ends; nothing once it is being
+    stopped (its last words would be the server's own stop)."""
+    assert child.stdout is not None  # noqa: S101 - piped by start_child
+    for raw in child.stdout:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if line.strip() and child not in _stopping:
+            console.print(f"{prefix}{escape(line)}", highlight=False)
+
+
+_stopping: set[Child] = set()
+STOP_SECONDS = 1.0  # a child's grace after SIGTERM before its whole group is killed
+
+
+def stop_doc_builder(process: Child | None) -> None:
+    """End a background child with the server, its workers with it (what it committed stays):
+    SIGTERM to its process group, then SIGKILL after `STOP_SECONDS` (every write it makes is a
+    transaction, so a kill loses only the batch under way)."""
+    if process is None or process.poll() is not None:
+        return
+    _stopping.add(process)
+    _signal_group(process, signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(process, signal.SIGKILL)  # its workers too, even when it has ended
+    process.wait()
+
+
+def _signal_group(process: Child, signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class DocKeeper:
@@ -69,7 +116,7 @@ class DocKeeper:
         self.settings = settings
         self.console = console
         self.paused = paused
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Child | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="doc-keeper", daemon=True)

@@ -19,10 +19,9 @@ import threading
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.markup import escape
 
 from errkb.service.cli.progress_view import stamp
-from errkb.service.cli.serve_docs import stop_doc_builder
+from errkb.service.cli.serve_docs import relay_lines, start_child, stop_doc_builder
 
 
 class PinIngest:
@@ -44,20 +43,15 @@ class PinIngest:
         )
         # Not a terminal: the child prints one line per phase instead of bars, and the server
         # builds the entry documents (on request, then in the background once the ingest ends).
-        env = {**os.environ, "ERRKB_MATERIALIZE_ENTRIES": "0", "TERM": "dumb"}
+        env = {**os.environ, "TERM": "dumb"}
         command = [sys.executable, "-m", "errkb.service.cli.main", "ingest"]
-        self.child = subprocess.Popen(  # noqa: S603 - our own interpreter and command
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
+        self.child = start_child(command, env)
         self._thread.start()
 
     def _run(self) -> None:
         child = self.child
-        assert child is not None and child.stdout is not None  # noqa: S101 - set by start()
-        for raw in child.stdout:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line.strip():
-                self.console.print(f"ingest: {escape(line)}", highlight=False)
+        assert child is not None  # noqa: S101 - set by start()
+        relay_lines(child, self.console, "ingest: ")
         code = child.wait()
         if self._stopping.is_set():
             return

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import socket
 import struct
 import time
@@ -79,6 +80,9 @@ def serve(
     conn: Connection, database_url: str, refresh_seconds: float, nice: int, parent: int
 ) -> None:
     """The process's whole life: build the index, say so, then answer until the server goes."""
+    # Ctrl-C in a terminal reaches every process of its group: the server stops this one, which
+    # would otherwise print a KeyboardInterrupt traceback from wherever it waited.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with(parent)
     lower_priority(nice)
     tune_allocator()  # each 1 MiB body it is sent is handed back once matched
