@@ -6,7 +6,9 @@
 2. The release of the project that no longer imports the name, when the history shows one.
 3. The flag that keeps the code path (an optional backend) from running, when the import sits
    under a flag test.
-A guarded import that falls back says first that nothing needs fixing.
+A guarded import that falls back says first that nothing needs fixing, unless an earlier
+release did not guard it: whoever sees the error runs one of those, so the upgrade to the release
+that guards it comes first.
 """
 
 from __future__ import annotations
@@ -53,12 +55,28 @@ def import_fixes(
     """The solutions, in the order to try them."""
     prov_req: tuple[Provenance, ...] = ("derived:message",)
     out: list[Fix] = []
-    if facts.guard.falls_back:
+    guarded_in = _guarded_since(facts, tl)
+    if guarded_in is not None and guarded_in in releases:
+        # whoever sees this error runs a release before the guard: the upgrade comes first
+        command = f"pip install '{facts.project}=={guarded_in}'"
+        out.append(
+            Fix(
+                "upgrade",
+                f"Before {facts.project} {guarded_in}, this import is not guarded and its failure "
+                f"stops {facts.project}: upgrade to {guarded_in} or later (`{command}`), which "
+                "goes on without it.",
+                ("derived:history",),
+                command=command,
+                snapshot=guarded_in,
+            )
+        )
+    elif facts.guard.falls_back:
+        wanted = "" if facts.name else f" unless you need what {facts.distribution.name} brings"
         out.append(
             Fix(
                 "advice",
-                f"Nothing needs fixing unless you need what {facts.distribution.name} brings: "
-                f"{facts.project} goes on without it (see what it means).",
+                f"Nothing needs fixing{wanted}: {facts.project} goes on without it (see what it "
+                "means).",
                 ("derived:conditions",),
             )
         )
@@ -101,6 +119,15 @@ def import_fixes(
         )
         break
     return tuple(out)
+
+
+def _guarded_since(facts: ImportFacts, tl: TimelineFacts | None) -> str | None:
+    """The release whose change of guard made this import fall back, when the history shows one
+    (the releases before it fail where this one goes on)."""
+    if tl is None or not facts.guard.falls_back or tl.first_seen == tl.last_seen:
+        return None
+    changed = [e.snapshot for e in tl.changed_in if "guard" in e.kinds]
+    return changed[-1] if changed else None
 
 
 def _install(facts: ImportFacts, prov: tuple[Provenance, ...]) -> Fix:

@@ -171,3 +171,19 @@ def test_a_key_error_at_a_line_with_no_raise_gets_the_nearest_entry_of_its_funct
     assert first.confidence == "weak guess"
     assert first.note is not None and "Line 290 of load_model raises nothing" in first.note
     assert all(m.confidence == "weak guess" for m in answer.matches)
+
+
+def test_the_release_that_guards_the_import_comes_first(engine: Engine, tmp_path: Path) -> None:
+    """With 0.1.12 and 0.1.13 held, whoever sees the outlines ImportError runs 0.1.12: the
+    upgrade to 0.1.13, which falls back, is the first solution; then outlines as declared."""
+    ingest(engine, tmp_path, "0.1.12")
+    ingest(engine, tmp_path, "0.1.13")
+    with session_factory(engine)() as session:
+        entry = build_entry(session, id_of(engine, NAME_ERROR))
+    first, second = entry.explanation.solutions[:2]
+    assert (first.kind, first.snapshot, first.command) == (
+        "upgrade",
+        "0.1.13",
+        "pip install 'sglang==0.1.13'",
+    )
+    assert second.command == "pip install 'outlines==0.0.27'"
