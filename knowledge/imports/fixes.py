@@ -74,7 +74,7 @@ def import_fixes(
         wanted = "" if facts.name else f" unless you need what {facts.distribution.name} brings"
         out.append(
             Fix(
-                "advice",
+                "environment",
                 f"Nothing needs fixing{wanted}: {facts.project} goes on without it (see what it "
                 "means).",
                 ("derived:conditions",),
@@ -86,7 +86,7 @@ def import_fixes(
         command = f"pip install '{facts.project}[{extra}]=={facts.release}'"
         out.append(
             Fix(
-                "advice",
+                "environment",
                 f"Or install {facts.project} with the extra that brings it: `{command}`.",
                 prov_req,
                 command=command,
@@ -143,7 +143,7 @@ def _install(facts: ImportFacts, prov: tuple[Provenance, ...]) -> Fix:
         )
     else:
         text = f"Install what {facts.project} {facts.release} declares: `{command}`."
-    return Fix("advice", text, prov, command=command)
+    return Fix("environment", text, prov, command=command)
 
 
 def import_example(facts: ImportFacts) -> ExampleFix | None:
