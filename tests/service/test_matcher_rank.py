@@ -106,3 +106,13 @@ def test_scores_alike_go_to_the_file_and_function_the_frame_names() -> None:
     assert min(ids) not in ids[2:]  # the ids alone would have put another error first
     same_file = text.replace("deepseek_v2.py", "qwen2.py").replace("forward_absorb", "forward")
     assert match_text(index, same_file)[0].entry.id == ids[1]
+
+
+def test_a_test_raise_read_weakly_outside_a_test_is_not_offered() -> None:
+    torch = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a"
+    index = build_index([TEST_OOM], test_path=in_test_code)
+    unmarked = match_text(build_index([TEST_OOM]), torch)
+    assert [m.entry.id for m in unmarked] == [TEST_OOM.id]  # it reads some of the words
+    assert match_text(index, torch) == []
+    in_test = '  File "/home/me/proj/tests/test_oom.py", line 3, in test_big\n    f()\n' + torch
+    assert [m.entry.id for m in match_text(index, in_test)] == [TEST_OOM.id]

@@ -108,7 +108,8 @@ def match_text(
 def _ranked(matches: list[Match], in_test: bool, min_score: float) -> list[Match]:
     """The final order. Outside a test run, an error only the project's own tests raise loses
     40% and ranks below every error of the code a server runs (a fake out-of-memory raise of a
-    unit test is not what a server's traceback shows). A weak guess (score below `WEAK_BELOW`)
+    unit test is not what a server's traceback shows), and is dropped if that leaves it a weak
+    guess. A weak guess (score below `WEAK_BELOW`)
     is dropped when a match above it exists. Scores alike to two decimals go to the error whose
     file and function the traceback's frame names (`frames.affinity`), even when its line is
     of a release that was not ingested."""
@@ -117,7 +118,13 @@ def _ranked(matches: list[Match], in_test: bool, min_score: float) -> list[Match
             replace(m, score=round(m.score * TEST_CODE_PENALTY, 4)) if m.entry.test_code else m
             for m in matches
         ]
-        matches = [m for m in matches if m.score >= min_score]
+        # A test's raise read weakly in a server's traceback is noise (a torch out-of-memory
+        # error read as a unit test's fake one): it is not offered even as a guess.
+        matches = [
+            m
+            for m in matches
+            if m.score >= min_score and not (m.entry.test_code and m.score < WEAK_BELOW)
+        ]
     if any(m.score >= WEAK_BELOW for m in matches):
         matches = [m for m in matches if m.score >= WEAK_BELOW]
     demoted = not in_test
