@@ -100,7 +100,9 @@ def ingest(
     try:
         pins = load_pins(pins_file or settings.resolved_pins_file)
         if dir is not None:  # a folder errkb cannot use fails before the database is touched
-            plan.folder_and_label(dir, label, named=bool(repo))
+            root, _ = plan.folder_and_label(dir, label, named=bool(repo))
+            if next(root.rglob("*.py"), None) is None:
+                raise BadInput(f"{dir} holds no Python file (*.py): there is nothing to ingest")
         engine = engine_from_settings(settings, create_folders=True)
     except ErrkbError as exc:
         _error(exc.message)
@@ -119,6 +121,8 @@ def ingest(
     finally:
         downloads.close()
         engine.dispose()
+    if failures and not summaries:  # nothing got as far as a snapshot: its error line says all
+        raise typer.Exit(1)
     seconds = time.perf_counter() - started
     fetched = DownloadTotals(downloads.fetched, downloads.bytes, downloads.seconds)
     _report(settings, summaries, seconds, failures, fetched, as_json=as_json, docs=docs)

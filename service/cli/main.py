@@ -3,6 +3,7 @@ db upgrade."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -109,6 +110,7 @@ def serve(
     if port:
         os.environ["ERRKB_PORT"] = str(port)
     settings = Settings()
+    _port_free(host or settings.host, port or settings.port)
     _schema_ready(settings)
     options: dict[str, object] = {
         "host": host or settings.host,
@@ -155,6 +157,26 @@ def mcp() -> None:
     from errkb.service.mcp.stdio import run_stdio
 
     run_stdio(Settings())
+
+
+def _port_free(host: str, port: int) -> None:
+    """One line and the usage exit code when the address is taken, before anything starts
+    (uvicorn would say so only after the whole start-up, as `[Errno 98]`)."""
+    import socket
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host, port))
+    except OSError as exc:
+        why = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+        typer.echo(
+            f"error: cannot serve on {host}:{port}: {why}; stop what serves there, or choose "
+            "another port with --port (or ERRKB_PORT)",
+            err=True,
+        )
+        raise typer.Exit(failures.USAGE) from None
 
 
 def _schema_ready(settings: Settings) -> None:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from errkb.core.db import engine_from_settings, upgrade
 from errkb.core.settings import Settings
+from errkb.service.cli.failures import USAGE
 
 
 def match(
@@ -29,6 +30,14 @@ def match(
 
     raw = sys.stdin.buffer.read() if file == "-" else _read(Path(file))
     text = raw.decode("utf-8", errors="replace")
+    if not text.strip():
+        where = "standard input" if file == "-" else file
+        typer.echo(
+            f"error: {where} is empty: give the log or traceback to match, as a file or on "
+            "standard input",
+            err=True,
+        )
+        raise typer.Exit(USAGE)
     settings = Settings()
     engine = engine_from_settings(settings)
     upgrade(engine)
@@ -50,7 +59,7 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(USAGE) from exc
 
 
 def _print_table(response: object, text: str) -> None:
@@ -64,7 +73,10 @@ def _print_table(response: object, text: str) -> None:
         console.print("no known error found")
         return
     table = Table(show_lines=True)
-    for name in ("score", "error", "matched text", "values", "site", "snapshots"):
+    table.add_column("score", no_wrap=True)
+    # The id is one unbroken line (copied into `errkb show`); the title wraps below it.
+    table.add_column("error", overflow="fold", min_width=16)
+    for name in ("matched text", "values", "site", "snapshots"):
         table.add_column(name, overflow="fold")
     for m in response.matches:
         shown = " ".join(text[m.span.start : m.span.end].split())

@@ -6,6 +6,7 @@ kind (never 70, "a bug"), and leaves no file or folder behind.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ def _run(tmp_path: Path, args: list[str | bytes], env: dict[str, str]) -> tuple[
         [str(ERRKB), *args],
         env={**base, **settings, **env},
         cwd=tmp_path,
+        stdin=subprocess.DEVNULL,  # an empty standard input, as `< /dev/null` gives
         capture_output=True,
         timeout=120,
     )
@@ -128,3 +130,49 @@ def test_debug_is_a_switch(tmp_path: Path) -> None:
     assert code == failures.CONFIG
     assert lines[0] == "Traceback (most recent call last):" and "ConfigError" in lines[-2]
     assert lines[-1].startswith("error: ERRKB_DATABASE_URL 'x' is not a database URL")
+
+
+def test_ingest_dir_on_a_folder_with_no_python_file(tmp_path: Path) -> None:
+    """Refused before anything is written: no empty project listed by `status` from then on."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("no code here\n")
+    url = f"sqlite:///{tmp_path / 'kb' / 'kb.sqlite3'}"
+    code, lines = _run(tmp_path, ["ingest", "--dir", "docs"], {"ERRKB_DATABASE_URL": url})
+    assert code == failures.BAD_INPUT, lines
+    assert lines == ["error: docs holds no Python file (*.py): there is nothing to ingest"]
+
+
+@pytest.mark.parametrize("source", [["-"], ["empty.log"], []])
+def test_match_of_an_empty_input(tmp_path: Path, source: list[str | bytes]) -> None:
+    (tmp_path / "empty.log").write_text("  \n")
+    url = f"sqlite:///{tmp_path / 'kb' / 'kb.sqlite3'}"
+    code, lines = _run(tmp_path, ["match", *source], {"ERRKB_DATABASE_URL": url})
+    assert code == failures.USAGE, lines
+    where = "empty.log" if source == ["empty.log"] else "standard input"
+    assert len(lines) == 1 and lines[0].startswith(f"error: {where} is empty: give the log"), lines
+
+
+@pytest.mark.parametrize("error_id", ["xyz", "0123456789abcdeg", "0123456789abcdef0"])
+def test_show_of_a_malformed_id(tmp_path: Path, error_id: str) -> None:
+    url = f"sqlite:///{tmp_path / 'kb' / 'kb.sqlite3'}"
+    code, lines = _run(tmp_path, ["show", error_id], {"ERRKB_DATABASE_URL": url})
+    assert code == failures.USAGE, lines
+    assert lines == [
+        f"error: {error_id!r} is not an error id: an id is 16 hexadecimal digits, as "
+        "`errkb match` and the pages show them"
+    ]
+
+
+def test_serve_on_a_busy_port(tmp_path: Path) -> None:
+    """Refused at once, in one line, before the app starts or the database is made."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        url = f"sqlite:///{tmp_path / 'kb' / 'kb.sqlite3'}"
+        code, lines = _run(tmp_path, ["serve", "--port", str(port)], {"ERRKB_DATABASE_URL": url})
+    assert code == failures.USAGE, lines
+    assert lines == [
+        f"error: cannot serve on 127.0.0.1:{port}: already in use; stop what serves there, or "
+        "choose another port with --port (or ERRKB_PORT)"
+    ]

@@ -163,3 +163,14 @@ def test_a_bad_release_bound_in_pins_names_its_place(
     result = _run("ingest", "--pins", _pins(tmp_path, '"every one"'))
     assert result.exit_code == failures.CONFIG
     assert "repos.0.releases" in result.output and '"all" or a version specifier' in result.output
+
+
+def test_a_release_the_index_does_not_have_is_one_line(index: LocalIndex, tmp_path: Path) -> None:
+    """Nothing got as far as a snapshot: the error line alone, no summary of nothing."""
+    pins = _pins(tmp_path, '["1.0"]')
+    result = _run("ingest", "--pins", pins, "--pypi", "demo==99.99.99")
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert errors == ["error: demo==99.99.99: not found on the package index"], lines
+    assert len(lines) <= 2 and not any("ingested" in line for line in lines), lines
