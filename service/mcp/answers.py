@@ -143,19 +143,21 @@ class WhoHitsIt(BaseModel):
 class ErrorDetails(Answer):
     """One error's entry, compact: what `get_error` returns."""
 
-    id: str
-    exception: str
-    message: str
-    repo: str
-    what_it_means: str
-    trigger: str
-    common_situations: list[str]
-    who_hits_it: WhoHitsIt | None = None
+    id: str = Field(description="16 hexadecimal digits, stable across versions")
+    exception: str = Field(description="the exception class raised (AssertionError: an assert)")
+    message: str = Field(description="the message template; {expr} is filled in at run time")
+    repo: str = Field(description="the project that raises it")
+    what_it_means: str = Field(description="the error in plain words")
+    trigger: str = Field(description="what must hold for the code to raise it")
+    common_situations: list[str] = Field(description="how users usually get there")
+    who_hits_it: WhoHitsIt | None = Field(None, description="whose input leads to it")
     test_code: bool = Field(
         description="raised only in sglang's own tests, not by the code a server runs"
     )
-    solutions: list[SolutionItem]
-    example_fix: ExampleFix | None = None
+    solutions: list[SolutionItem] = Field(description="ways out, in the order to try them")
+    example_fix: ExampleFix | None = Field(
+        None, description="a command line or request that reaches it, and one that does not"
+    )
     related: list[RelatedItem] = Field(
         description=f"the first {RELATED_SHOWN} related errors, as the page ranks them"
     )
