@@ -54,3 +54,15 @@ def test_a_test_entry_says_it_is_test_code(db_url: str, tmp_path: Path) -> None:
     html = _page(db_url, f"/errors/{test_hit.id}")
     meaning = html[html.index('<section id="meaning"') : html.index('<section id="solutions"')]
     assert "Test code:</strong> raised only in acme/ranked's own tests" in meaning
+
+
+def test_the_search_page_marks_test_code_and_names_an_unknown_flag(
+    db_url: str, tmp_path: Path
+) -> None:
+    ingest_ranking_repo(db_url, tmp_path / "repo")
+    hits = _page(db_url, "/?q=out+of+memory")
+    assert hits.count('<span class="badge">test code</span>') == 1
+    first, second = hits.split('<li class="hit">')[1:3]
+    assert "test code" not in first and "test code</span>" in second  # server code first
+    unknown = _page(db_url, "/?flag=--no-such-flag")
+    assert '<p class="note">No ingested version defines the flag --no-such-flag.</p>' in unknown
