@@ -26,9 +26,11 @@ from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.hierarchy import Hierarchy
+from errkb.ingest.origin_texts import snapshot_texts
+from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.progress import NoProgress, Progress
-from errkb.ingest.snapshot_rows import Prepared, SitePreparer
+from errkb.ingest.snapshot_rows import Prepared, SitePreparer, prepare_site
 from errkb.ingest.sources.base import SnapshotInfo, Source, SourceFile
 from errkb.ingest.workers import Workers, gc_paused
 
@@ -133,6 +135,9 @@ def _ingest(
                 files, results, preparer, config, work.fresh_ids
             )
             hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
+            progress.phase(f"{info.label}: tracing where the checked values come from", None)
+            sites = with_origins(snapshot_texts(source, files), sites, flags, repo)
+            prepared = [prepare_site(repo.name, s) for s in sites]
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
             progress.advance(len(sites))
@@ -171,6 +176,16 @@ def _ingest(
     else:
         summary.errors, summary.new_errors = written
         store.refresh_statistics(job.engine)
+
+
+def with_origins(
+    texts: dict[str, str], sites: list[Site], flags: list[FlagDef], repo: RepoPin
+) -> list[Site]:
+    """The sites with where their guarded values come from, traced over the whole snapshot."""
+    origins = snapshot_origins(texts, sites, flags, repo.vocabulary(), repo.flag_classes)
+    return [
+        replace(s, origin=o) if o is not None else s for s, o in zip(sites, origins, strict=True)
+    ]
 
 
 def site_counts(sites: Sequence[Site]) -> dict[str, Any]:

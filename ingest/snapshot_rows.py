@@ -147,6 +147,8 @@ def relative_snippet(site: Site) -> dict[str, Any]:
         "raise_start": s.raise_start - site.line,
         "raise_end": s.raise_end - site.line,
         "notes": site.notes,  # stored with the snippet: no column of its own (see SiteNotes)
+        # and so is where its guarded values come from (`ingest.origins`)
+        **({"origin": site.origin.to_json()} if site.origin is not None else {}),
     }
 
 

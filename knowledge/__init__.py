@@ -48,7 +48,7 @@ class Explanation:
 
 @dataclass(frozen=True)
 class WhoHitsIt:
-    """Who is in a position to hit the error (`knowledge.who.evidence.WhoKind`), with the evidence."""
+    """Who is in a position to hit the error (`knowledge.who.evidence.WhoKind`), with evidence."""
 
     kind: Audience
     text: str

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import TypeAdapter
 
 from errkb.core.flag_link import FlagLink, FlagSide, Polarity, flag_links
+from errkb.core.origin import Origin
 from errkb.core.vocabulary import Vocabulary
 
 # Re-exported: they lived here before they had their own modules.
@@ -166,6 +167,9 @@ class Site:
     # What must hold for the site not to fail, normalized (`ast.unparse`): an assert's condition,
     # a lookup's subscript; for a message-less raise, the innermost guard. "" otherwise.
     check: str = ""
+    # Where the values its guard reads come from, across the snapshot (`ingest.origins`); None
+    # until the snapshot's origins are traced, and for the project's own tests.
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)

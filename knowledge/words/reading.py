@@ -13,6 +13,7 @@ from errkb.core.records import Site, Vocabulary
 from errkb.knowledge.facts import Involvement
 from errkb.knowledge.origins.inputs import Input, InputFinder, site_inputs
 from errkb.knowledge.origins.notes import constant_values, glosses
+from errkb.knowledge.who.decide import decided
 from errkb.knowledge.who.evidence import Clue, SiteInfo, handlers_of, who
 from errkb.knowledge.who.evidence import WhoKind as Audience
 from errkb.knowledge.words import guard
@@ -74,6 +75,7 @@ def read_site(
     info = SiteInfo(site.qualname, site.exception, resolved, handlers, text, site.path)
     nodes = [n for g in groups for n in g] + checked(site)
     kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
+    kind, clues = decided(site.origin, kind, clues)
     return Reading(
         site=site,
         flags=tuple(flags),

@@ -15,6 +15,7 @@ from pydantic import TypeAdapter
 from errkb.core.errors import NotFound
 from errkb.core.flag_catalog import flag_catalog
 from errkb.core.models import Error, Flag, Occurrence, Repo, Snapshot, unpacked_code
+from errkb.core.origin import Origin
 from errkb.core.records import (
     Condition,
     FlagDef,
@@ -71,6 +72,7 @@ def site_of(error: Error, occ: Occurrence) -> Site:
         notes=_NOTES.validate_python(snip.get("notes") or {}),
         kind=error.kind,
         check=error.check_text or "",
+        origin=Origin.from_json(snip.get("origin")),
     )
 
 

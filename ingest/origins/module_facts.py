@@ -1,0 +1,208 @@
+"""What one module says about its functions and classes, for following values across modules.
+
+For each function: its parameters (with annotations) and the expressions its locals are assigned;
+for each class: its bases, its annotated fields, and every `self.x = ...` its methods make. Read
+from the syntax tree once per distinct file content (`ModuleFacts.of`), never by importing.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+MAX_EXPR = 300  # characters of an assigned expression kept (longer ones say little here)
+
+
+@dataclass(frozen=True)
+class Func:
+    """One function or method: where it is, its parameters and its locals' assigned values."""
+
+    qualname: str
+    owner: str  # the enclosing class's name, "" for a plain function
+    params: tuple[str, ...]
+    annotations: tuple[tuple[str, str], ...]
+    start: int
+    end: int
+    locals: tuple[tuple[str, str], ...] = ()  # (name, assigned expression source), in order
+    returns: tuple[str, ...] = ()  # the expressions its `return` statements give
+
+    def annotation(self, name: str) -> str:
+        """The annotation source of a parameter ("" when it has none)."""
+        return next((a for n, a in self.annotations if n == name), "")
+
+    def local(self, name: str) -> list[str]:
+        """Every expression assigned to a local name."""
+        return [v for n, v in self.locals if n == name]
+
+
+@dataclass
+class ModuleFacts:
+    """The functions and classes of one module."""
+
+    funcs: dict[str, Func] = field(default_factory=dict)
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # "Class.attr" -> (method qualname, assigned expression source, the `if` tests around it)
+    assigns: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    fields: dict[str, dict[str, str]] = field(default_factory=dict)  # class -> name -> annotation
+    _starts: list[int] = field(default_factory=list)
+    _by_start: list[Func] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, text: str) -> ModuleFacts:
+        """The facts of a module's text (empty when it does not parse)."""
+        facts = cls()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return facts
+        try:
+            _Collector(facts, _Source(text)).visit(tree)
+        except RecursionError:
+            return cls()
+        ordered = sorted(facts.funcs.values(), key=lambda f: (f.start, -f.end))
+        facts._starts = [f.start for f in ordered]
+        facts._by_start = ordered
+        return facts
+
+    def func_at(self, line: int) -> Func | None:
+        """The innermost function whose body holds the line."""
+        i = bisect_right(self._starts, line)
+        best: Func | None = None
+        for f in reversed(self._by_start[:i]):
+            if f.start <= line <= f.end and (best is None or f.start > best.start):
+                best = f
+                break
+        return best
+
+    def methods_named(self, name: str) -> list[Func]:
+        """Functions and methods of this module called `name`."""
+        return [f for f in self.funcs.values() if f.qualname.rsplit(".", 1)[-1] == name]
+
+
+class _Source:
+    """Slices of a module's text by node position (cheaper than unparsing each node)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        at = text.find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
+
+    def of(self, node: ast.AST) -> str:
+        """The node's source, "" when longer than `MAX_EXPR` (it says little here)."""
+        lineno, end = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0)
+        if not lineno or not end or end - lineno > 6:
+            return ""
+        a = self.starts[lineno - 1] + node.col_offset  # type: ignore[attr-defined]
+        b = self.starts[end - 1] + (node.end_col_offset or 0)  # type: ignore[attr-defined]
+        return self.text[a:b] if 0 < b - a <= MAX_EXPR else ""
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, facts: ModuleFacts, source: _Source) -> None:
+        self.facts = facts
+        self.src = source.of
+        self.scope: list[str] = []
+        self.classes: list[str] = []
+        self.func: list[tuple[str, list[tuple[str, str]]]] = []
+        self.returns: list[list[str]] = []
+        self.tests: list[str] = []  # the `if` tests around the statement, in its function
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self.tests.append(self.src(node.test))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.tests[-1] = f"not ({self.tests[-1]})" if self.tests[-1] else ""
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.tests.pop()
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.returns and node.value is not None:
+            self.returns[-1].append(self.src(node.value))
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.facts.bases[node.name] = tuple(
+            b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases
+        )
+        fields = self.facts.fields.setdefault(node.name, {})
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                fields[stmt.target.id] = self.src(stmt.annotation)
+        self.scope.append(node.name)
+        self.classes.append(node.name)
+        self.generic_visit(node)
+        self.classes.pop()
+        self.scope.pop()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        # a method when the function sits right in a class's body
+        owner = self.classes[-1] if self.classes and self.scope[-1:] == self.classes[-1:] else ""
+        a = node.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        annotations = tuple(
+            (p.arg, self.src(p.annotation))
+            for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+            if p.annotation is not None
+        )
+        self.scope.append(node.name)
+        qualname = ".".join(self.scope)
+        local: list[tuple[str, str]] = []
+        returns: list[str] = []
+        self.func.append((owner, local))
+        self.returns.append(returns)
+        self.generic_visit(node)
+        self.returns.pop()
+        self.func.pop()
+        self.scope.pop()
+        self.facts.funcs[qualname] = Func(
+            qualname,
+            owner,
+            tuple(params),
+            annotations,
+            node.lineno,
+            node.end_lineno or node.lineno,
+            tuple(local[:200]),
+            tuple(r for r in returns[:4] if r),
+        )
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def _assigned(self, target: ast.expr, value: ast.expr | None) -> None:
+        if value is None or not self.func:
+            return
+        owner, local = self.func[-1]
+        if isinstance(target, ast.Name):
+            local.append((target.id, self.src(value)))
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and owner
+        ):
+            method = ".".join(self.scope)
+            tests = " and ".join(t for t in self.tests[-2:] if t)
+            self.facts.assigns.setdefault(f"{owner}.{target.attr}", []).append(
+                (method, self.src(value), tests)
+            )
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            for t, v in zip(target.elts, value.elts, strict=False):
+                self._assigned(t, v)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._assigned(t, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._assigned(node.target, node.value)
+        self.generic_visit(node)

@@ -1,0 +1,93 @@
+"""One site's origin: the check that fails and the tests on the way to it, each followed back
+(`trace`), then one class decided: the inputs the check itself reads first, then "internal" when
+the check's values were followed and reach no input, then the inputs that choose the code path.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from errkb.core.origin import Origin, OriginKind
+from errkb.core.records import Site
+from errkb.ingest.origins.reads import Rules
+from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
+from errkb.ingest.origins.trace import MAX_CALLERS, ORDER, Place, Walk, leaves, parse_expr
+
+
+def _guard_nodes(site: Site) -> tuple[list[ast.expr], list[ast.expr]]:
+    """The check that fails (an assert's condition, a raise's innermost test) and the tests on
+    the way to it, which choose the code path."""
+    tests = [c.expr for c in site.conditions if c.kind in ("if", "elif", "while", "case")]
+    if site.kind == "assert" and site.check:
+        check, path = [site.check], tests
+    elif site.check and site.kind != "lookup":
+        check, path = [site.check], [t for t in tests if t != site.check]
+    else:
+        check, path = tests[-1:], tests[:-1]
+    checked = [n for e in dict.fromkeys(check) if (n := parse_expr(e)) is not None]
+    return checked, [n for e in dict.fromkeys(path) if (n := parse_expr(e)) is not None]
+
+
+def _walk(nodes: list[ast.expr], walk: Walk, at: Place) -> Walk:
+    for node in nodes:
+        for leaf in leaves(node):
+            walk.visit(leaf, at, 0, "")
+    return walk
+
+
+def _decided(walk: Walk) -> tuple[OriginKind, tuple[str, ...]] | None:
+    if walk.found:
+        kinds = [k for k, _, _ in walk.found]
+        kind = next(k for k in ORDER if k in kinds)
+        return kind, tuple(dict.fromkeys(n for _, n, _ in walk.found))
+    return None
+
+
+def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
+    """Where the values a site's guard reads come from (None for the project's own tests)."""
+    if in_tests(site.path) or site.kind == "import":
+        return None
+    facts = index.facts(site.path)
+    func = facts.funcs.get(site.qualname) or facts.func_at(site.line)
+    resolved = {k: v for c in site.conditions for k, v in c.resolved}
+    at = Place(site.path, func)
+    check_nodes, path_nodes = _guard_nodes(site)
+    check = _walk(check_nodes, Walk(index, rules, resolved), at)
+    path = _walk(path_nodes, Walk(index, rules, resolved), at)
+    callers = max(check.callers, path.callers)
+    if func is not None and callers < 0 and func.qualname.rsplit(".", 1)[-1] != "__init__":
+        callers = len(index.callers(func, MAX_CALLERS))
+    name = func.qualname.rsplit(".", 1)[-1] if func else ""
+    tested_only = callers == 0 and name in index.test_calls and name != "__init__"
+    chain = [s for w in (check, path) for s in [x for _, _, x in w.found] + w.internal + w.unknown]
+    chain_t = tuple(chain[:8])
+    path_inputs = tuple(dict.fromkeys(n for _, n, _ in path.found))
+    if tested_only and func is not None:
+        return Origin("test", (), (f"only the project's tests call {func.qualname}",) + chain_t, 0)
+    decided = _decided(check)
+    if decided is not None and not (
+        _none_test(check_nodes) and check.deep and not check.none_passed
+    ):
+        return Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs)
+    if decided is not None:  # a None test whose callers always pass a value: it cannot fire
+        why = "every caller passes a value, never None"
+        return Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1])
+    if check.internal or (check.followed and not check.found):
+        # the values the check compares are the code's own: its callers and assignments were
+        # followed and reach no input
+        return Origin("internal", (), chain_t, callers, path_inputs=path_inputs)
+    decided = _decided(path)
+    if decided is not None:
+        return Origin(decided[0], decided[1], chain_t, callers)
+    if path.internal or path.followed:
+        return Origin("internal", (), chain_t, callers)
+    return Origin("unknown", (), chain_t, callers)
+
+
+def _none_test(nodes: list[ast.expr]) -> bool:
+    """True for a check that only tests a value against None (`x is not None`)."""
+    return len(nodes) == 1 and (
+        isinstance(n := nodes[0], ast.Compare)
+        and all(isinstance(o, ast.Is | ast.IsNot) for o in n.ops)
+        and all(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)
+    )

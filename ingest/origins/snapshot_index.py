@@ -1,0 +1,129 @@
+"""A snapshot's text, indexed for following values: who calls a function, where a class is defined.
+
+Built once per snapshot from its file texts (the project's own tests left out: a call from a test
+is not how a user reaches a check). Calls are found as `name(` in the text, one regex pass over
+every file; each module's facts are read from its syntax tree when first asked for, and kept by
+content so that a file unchanged across releases is read once per process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from hashlib import blake2b
+
+from errkb.ingest.origins.module_facts import Func, ModuleFacts
+
+_CALL = re.compile(r"(?<![\w])(\w+)\(")
+_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+_FACTS: dict[bytes, ModuleFacts] = {}  # by content digest, across the snapshots of one process
+_FACTS_KEPT = 20_000
+
+
+def in_tests(path: str) -> bool:
+    """True for a file of the project's own tests."""
+    return bool(_TEST_PATH.search(path))
+
+
+class SnapshotIndex:
+    """Calls by callee name, classes by name, and each module's facts, of one snapshot."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self.texts = {p: t for p, t in texts.items() if not in_tests(p)}
+        self.calls: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        self.classes: dict[str, list[str]] = defaultdict(list)
+        self.defs: dict[str, list[str]] = defaultdict(list)
+        self.test_calls: set[str] = set()  # names the project's tests call
+        for path, text in self.texts.items():
+            for m in _CALL.finditer(text):
+                self.calls[m.group(1)].append((path, m.start(1)))
+            for m in _CLASS.finditer(text):
+                self.classes[m.group(1)].append(path)
+            for m in _DEF.finditer(text):
+                self.defs[m.group(1)].append(path)
+        for path, text in texts.items():
+            if path not in self.texts:
+                self.test_calls.update(_CALL.findall(text))
+        self._facts: dict[str, ModuleFacts] = {}
+
+    @classmethod
+    def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
+        """The index of (path, text) pairs."""
+        return cls(dict(files))
+
+    def facts(self, path: str) -> ModuleFacts:
+        """The facts of one module (empty for a path the snapshot does not hold)."""
+        known = self._facts.get(path)
+        if known is not None:
+            return known
+        text = self.texts.get(path, "")
+        key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        facts = _FACTS.get(key)
+        if facts is None:
+            facts = ModuleFacts.of(text)
+            if len(_FACTS) >= _FACTS_KEPT:
+                _FACTS.clear()
+            _FACTS[key] = facts
+        self._facts[path] = facts
+        return facts
+
+    def line_of(self, path: str, offset: int) -> int:
+        """The 1-based line of an offset in a file."""
+        return self.texts.get(path, "").count("\n", 0, offset) + 1
+
+    def call_text(self, path: str, offset: int, limit: int = 2_000) -> str:
+        """The source of the call starting at `offset` (the callee name), up to its closing
+        bracket; "" when it does not close within `limit` characters."""
+        text = self.texts.get(path, "")
+        open_at = text.find("(", offset)
+        depth = 0
+        for i in range(open_at, min(len(text), open_at + limit)):
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    start = offset
+                    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
+                        start -= 1
+                    return text[start : i + 1]
+        return ""
+
+    def callers(self, func: Func, limit: int = 12) -> list[tuple[str, int, Func | None]]:
+        """Where a function is called: (path, offset of the callee name, the calling function).
+        A method is looked for as `.name(` (any receiver), `__init__` as its class's name."""
+        name = func.qualname.rsplit(".", 1)[-1]
+        if name == "__init__" and func.owner:
+            name = func.owner
+        found = []
+        for path, at in self.calls.get(name, ())[: limit * 4]:
+            text = self.texts[path]
+            before = text[at - 1] if at else ""
+            if func.owner and name != func.owner and before != ".":
+                continue  # a method is called through a receiver
+            if not func.owner and before == "." and not text[max(0, at - 5) : at] == "self.":
+                pass  # a module function may be called as `module.name(`
+            if text.startswith("def ", max(0, at - 4)) or text.startswith("class ", max(0, at - 6)):
+                continue
+            caller = self.facts(path).func_at(self.line_of(path, at))
+            found.append((path, at, caller))
+            if len(found) >= limit:
+                break
+        return found
+
+    def functions(self, name: str) -> list[tuple[str, Func]]:
+        """Module-level functions of that name in the snapshot (at most three)."""
+        out = []
+        for path in self.defs.get(name, ())[:3]:
+            func = self.facts(path).funcs.get(name)
+            if func is not None:
+                out.append((path, func))
+        return out
+
+    def class_facts(self, name: str) -> list[tuple[str, ModuleFacts]]:
+        """The modules that define a class of that name, with their facts."""
+        return [(p, self.facts(p)) for p in self.classes.get(name, ())[:3]]

@@ -1,0 +1,281 @@
+"""Following a site's guarded values back through the snapshot to where they come from.
+
+Each name the guard reads is read by itself first (`reads.read_of`); a name that is not yet an
+input nor internal state is followed: a local to the expressions assigned to it, a parameter to
+what each caller passes (in any module), `self.x` to what the class's methods assign, `p.x` for
+a parameter `p` annotated with a request or settings class to that class's field. Each step is
+kept as one short line, so the entry can show how we know.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from errkb.core.origin import OriginKind
+from errkb.ingest.origins.module_facts import Func, ModuleFacts
+from errkb.ingest.origins.reads import Rules, chain_of, read_of
+from errkb.ingest.origins.snapshot_index import SnapshotIndex
+
+MAX_STEPS = 80  # names followed per site
+MAX_DEPTH = 6  # calls or assignments followed away from the site
+MAX_CALLERS = 6
+# The order in which an input class wins when a check reads several: what a user changes first
+# (a parallelism size before the model's sizes it divides).
+ORDER: tuple[OriginKind, ...] = (
+    "flag",
+    "request_field",
+    "environment",
+    "hardware",
+    "model_config",
+    "dependency",
+)
+_WRAPPERS = frozenset(
+    "len isinstance any all int float str bool tuple list set sorted max min abs getattr hasattr "
+    "type callable math.prod sum".split()
+)
+
+
+def parse_expr(text: str) -> ast.expr | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(f"({text.strip()})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def leaves(node: ast.AST) -> Iterator[ast.expr]:
+    """The outermost name chains, calls and literals an expression reads; the arguments of
+    `len`, `isinstance` and such are read in their place."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS:
+        args = node.args[:1] if node.func.id in ("isinstance", "hasattr", "getattr") else node.args
+        for a in args:
+            yield from leaves(a)
+        return
+    if isinstance(node, ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.Constant):
+        yield node  # type: ignore[misc]
+        return
+    if isinstance(node, ast.Lambda | ast.comprehension):
+        return
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            yield from leaves(child)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an expression is read: its file and function."""
+
+    path: str
+    func: Func | None
+
+    def __str__(self) -> str:
+        where = self.func.qualname if self.func else "module level"
+        return f"{where} ({self.path.rsplit('/', 2)[-2:][-1]})"
+
+
+@dataclass
+class Walk:
+    index: SnapshotIndex
+    rules: Rules
+    resolved: dict[str, str]
+    found: list[tuple[OriginKind, str, str]] = field(default_factory=list)
+    deep: bool = True  # every input was found through a caller or an assignment
+    none_passed: bool = False  # a `None` was reached through a caller or an assignment
+    followed: int = 0  # callers and assignments followed
+    internal: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    seen: set[tuple[str, str, str]] = field(default_factory=set)
+    steps: int = 0
+    callers: int = -1
+
+    def visit(self, node: ast.expr, at: Place, depth: int, via: str) -> None:
+        text = ast.unparse(node)
+        key = (at.path, at.func.qualname if at.func else "", text)
+        if key in self.seen or self.steps >= MAX_STEPS:
+            return
+        self.seen.add(key)
+        self.steps += 1
+        r = read_of(node, at.path, self.rules)
+        step = f"{via}`{_short(text)}`"
+        if isinstance(node, ast.Constant) and node.value is None and depth:
+            self.none_passed = True
+        if r.kind == "input" and r.origin is not None:
+            self.found.append((r.origin, r.name, f"{step}: {r.why} ({r.name})"))
+            self.deep &= depth > 0
+        elif r.kind == "internal" and isinstance(node, ast.Constant) and depth == 0:
+            return  # comparing with a literal says nothing of where the value comes from
+        elif r.kind == "internal":
+            self.internal.append(f"{step}: {r.why}")
+        elif depth >= MAX_DEPTH:
+            self.unknown.append(f"{step}: followed too far")
+        elif r.kind == "param":
+            self._name(r.name, None, at, depth, step)
+        elif r.kind in ("self", "typed"):
+            chain = chain_of(node) or []
+            rest = ".".join(p for p in chain[2:]) if r.kind == "self" else ".".join(chain[1:])
+            if r.kind == "self":
+                self._self(chain[1], rest, at, depth, step)
+            else:
+                self._typed(chain[0], rest, at, depth, step)
+        elif isinstance(node, ast.Call):
+            self._call(node, at, depth, step)
+        else:
+            self.unknown.append(f"{step}: not traced")
+
+    def _call(self, node: ast.Call, at: Place, depth: int, step: str) -> None:
+        """A call's value: what the called function returns, else what it is given."""
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        done = False
+        args = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            args.insert(0, node.func.value)
+        for a in args[:4]:
+            for leaf in leaves(a):
+                self.visit(leaf, at, depth + 1, f"{step} <- ")
+                done = True
+        for path, func in self.index.functions(name)[:1] if name else []:
+            place = Place(path, func)
+            done |= self._exprs(list(func.returns), "", place, depth, f"{step} <- returned as ")
+        if not done:
+            self.unknown.append(f"{step}: not traced")
+
+    def _exprs(self, exprs: list[str], rest: str, at: Place, depth: int, step: str) -> bool:
+        done = False
+        for e in exprs[:3]:
+            if not e:
+                continue
+            node = parse_expr(f"({e}).{rest}" if rest else e)  # the source may span lines
+            if node is None:
+                continue
+            done = True
+            for leaf in leaves(node):
+                self.visit(leaf, at, depth + 1, f"{step} <- ")
+        return done
+
+    def _name(self, name: str, rest: str | None, at: Place, depth: int, step: str) -> None:
+        """A bare name (or the root of `name.rest`): a local, else a parameter."""
+        func = at.func
+        is_param = func is not None and name in func.params
+        if depth == 0 and name in self.resolved and not is_param:
+            if self._exprs([self.resolved[name]], rest or "", at, depth, step):
+                return
+        if func is not None and func.local(name):
+            if self._exprs(func.local(name), rest or "", at, depth, step):
+                return
+        if func is None or name not in func.params:
+            self.unknown.append(f"{step}: not traced")
+            return
+        self._passed(func, name, rest or "", at, depth, step)
+
+    def _passed(self, func: Func, name: str, rest: str, at: Place, depth: int, step: str) -> None:
+        """What the callers of `func` pass for its parameter (or dataclass field) `name`."""
+        calls = self.index.callers(func, MAX_CALLERS)
+        if depth == 0:
+            self.callers = max(self.callers, 0) + len(calls)
+        if not calls:
+            self.unknown.append(f"{step}: no caller of {func.qualname} found")
+            return
+        for path, offset, caller in calls:
+            arg = _argument(self.index.call_text(path, offset), func, name)
+            if arg is None:
+                continue
+            self.followed += 1
+            where = Place(path, caller)
+            self._exprs([arg], rest, where, depth, f"{step} <- passed by {where} as ")
+
+    def _assigned(self, cls: str, attr: str) -> tuple[str, ModuleFacts, str] | None:
+        """The module and class (`cls` or a base, in any module) that assigns or declares
+        `self.attr`."""
+        todo, done = [cls], set[str]()
+        while todo and len(done) < 8:
+            c = todo.pop(0)
+            if c in done:
+                continue
+            done.add(c)
+            for path, facts in self.index.class_facts(c):
+                if f"{c}.{attr}" in facts.assigns or attr in facts.fields.get(c, {}):
+                    return path, facts, c
+                todo.extend(b for b in facts.bases.get(c, ()) if b not in ("object", "Module"))
+        return None
+
+    def _member(self, cls: str, attr: str, rest: str, depth: int, step: str) -> bool:
+        """`x.attr` for an `x` of class `cls`: where the class assigns it, or its field."""
+        hit = self._assigned(cls, attr)
+        if hit is None:
+            return False
+        path, facts, c = hit
+        assigned = facts.assigns.get(f"{c}.{attr}", [])
+        for method, expr, tests in assigned[:3]:
+            self.followed += 1
+            place = Place(path, facts.funcs.get(method))
+            self._exprs([expr], rest, place, depth, f"{step} <- set in {place} to ")
+            if tests:  # a value chosen by a test: the test's inputs choose it
+                self._exprs([tests], "", place, depth, f"{step} <- set in {place} when ")
+        if not assigned:
+            self._field(c, attr, facts, path, rest, depth, step)
+        return True
+
+    def _self(self, attr: str, rest: str, at: Place, depth: int, step: str) -> None:
+        owner = at.func.owner if at.func else ""
+        if owner and self._member(owner, attr, rest, depth, step):
+            return
+        if attr.startswith("_"):
+            self.internal.append(f"{step}: private state of {owner or 'the object'}")
+        else:
+            self.unknown.append(f"{step}: not traced")
+
+    def _field(
+        self, cls: str, attr: str, facts: ModuleFacts, path: str, rest: str, depth: int, step: str
+    ) -> None:
+        """A declared field: a request's, a settings class's, else what its constructor gets."""
+        if cls in self.rules.request_types:
+            self.found.append(("request_field", f"request: {attr}", f"{step}: a request field"))
+        elif cls in self.rules.flag_types and self.rules.flag(attr):
+            flag = self.rules.flag(attr) or attr
+            self.found.append(("flag", flag, f"{step}: a server setting ({flag})"))
+        else:
+            fields = tuple(facts.fields.get(cls, {}))
+            init = Func(f"{cls}.__init__", cls, ("self", *fields), (), 0, 0)
+            self._passed(init, attr, rest, Place(path, None), depth, f"{step}: field of {cls}")
+
+    def _typed(self, root: str, rest: str, at: Place, depth: int, step: str) -> None:
+        func = at.func
+        annotation = func.annotation(root) if func else ""
+        cls = annotation.strip("'\" ").split("[")[-1].strip("]'\" ").rsplit(".", 1)[-1]
+        cls = cls.split("|")[0].strip()
+        attr, _, more = rest.partition(".")
+        if cls in self.rules.request_types and attr in self.rules.request_fields:
+            self.found.append(("request_field", f"request: {attr}", f"{step}: a request field"))
+            return
+        if cls[:1].isupper() and self._member(cls, attr, more, depth, step):
+            return
+        self._name(root, rest, at, depth, step)
+
+
+def _argument(call: str, func: Func, name: str) -> str | None:
+    """The source of what a call passes for a parameter, None when it cannot tell."""
+    node = parse_expr(call)
+    if not isinstance(node, ast.Call):
+        return None
+    for kw in node.keywords:
+        if kw.arg == name:
+            return ast.unparse(kw.value)
+    params = list(func.params)
+    if func.owner and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if name not in params:
+        return None
+    i = params.index(name)
+    if any(isinstance(a, ast.Starred) for a in node.args[: i + 1]):
+        return None
+    if i < len(node.args):
+        return ast.unparse(node.args[i])
+    return None  # the default value: said by the signature, not the caller
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 70 else text[:67] + "..."

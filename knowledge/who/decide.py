@@ -1,0 +1,57 @@
+"""Who hits an error, decided from the value-origin index first and the guard's own names second.
+
+The index (`Site.origin`, traced at ingest across the whole snapshot) follows a guard's values
+through callers, assignments and typed receivers; the site's own reading (`who.evidence`) knows
+the flags the ingester linked and what the names say. The index decides when it reached an input
+or proved the values internal; the site's reading fills in when the trace stopped, and a flag the
+ingester linked to the check itself still counts.
+"""
+
+from __future__ import annotations
+
+from errkb.core.origin import Origin
+from errkb.knowledge.who.evidence import Clue, WhoKind
+
+_LINE = {
+    "flag": "a server flag",
+    "request_field": "a field of the request",
+    "environment": "an environment variable",
+    "model_config": "the model's configuration",
+    "dependency": "an installed package",
+    "hardware": "the hardware or the parallelism sizes",
+}
+
+
+def origin_clues(origin: Origin) -> list[Clue]:
+    """The index's chain as evidence: one clue per step, said for a person."""
+    kind: WhoKind = origin.kind if origin.kind != "unknown" else "unknown"
+    out = [Clue(kind, _step(step), "") for step in origin.chain]
+    if origin.callers == 0 and origin.kind != "test":
+        out.append(Clue(kind, "no call of this function was found elsewhere in the release"))
+    return out
+
+
+def _step(step: str) -> str:
+    """`a` <- passed by f (x.py) as `b`: a server setting (--b)" reads as it is; the code
+    quotes stay, as names are the clearest words for them."""
+    return step.replace(" <- ", " ← ")
+
+
+def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[WhoKind, list[Clue]]:
+    """The who-hits-it class and its evidence, from the index and the site's own reading."""
+    if origin is None or kind == "test":
+        return kind, clues
+    if origin.kind == "test":
+        return "test", [Clue("test", s, "") for s in origin.chain[:1]]
+    traced = origin_clues(origin)
+    if origin.kind in _LINE:
+        return origin.kind, traced + [c for c in clues if c.kind != "unknown"]
+    linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
+    if origin.kind == "internal":
+        # a flag the ingester linked to the check (not only to the path) still decides
+        if linked_flag and not origin.path_inputs:
+            return "flag", linked_flag + traced
+        return "internal", traced
+    if kind != "unknown":
+        return kind, clues + traced
+    return "unknown", traced or clues
