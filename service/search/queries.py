@@ -171,19 +171,22 @@ def search_errors(
             else_=ELSEWHERE,
         )
     after = _decode_cursor(cursor)[1] if cursor else -1
-    if not where:  # every error, in the index's order: the key is the position
-        inner = select(d.c.error_id, d.c.sort_key).where(d.c.sort_key > after)
-        total = session.execute(select(func.count()).select_from(d)).scalar_one()
+    # A flag filter asks about that flag: a message that names it is about it.
+    asked = phrases + tuple(Phrase(tuple(terms(f))) for f in flags if flag)
+    named = flags or query_flags(phrases)
+    if not (asked or named):  # a listing (a module, a version, a class): the index's order
+        # The cursor is the last sort key shown (with no filter at all, also its position).
+        inner = select(d.c.error_id, d.c.sort_key).where(*where, d.c.sort_key > after)
+        total = session.execute(select(func.count()).select_from(d).where(*where)).scalar_one()
         rows = session.execute(inner.order_by(d.c.sort_key).limit(limit + 1)).all()
         page = [(r.error_id, 0, r.sort_key) for r in rows]
     else:
-        columns = (d.c.error_id, tier, d.c.sort_key, d.c.message_terms, d.c.flag_key)
+        has_message = d.c.message_terms != ""
+        columns = (d.c.error_id, tier, d.c.sort_key, has_message, d.c.message_terms, d.c.flag_key)
         hits = [Hit(*r) for r in session.execute(select(*columns).where(*where))]
         total = len(hits)
-        # A flag filter asks about that flag: a message that names it is about it.
-        asked = phrases + tuple(Phrase(tuple(terms(f))) for f in flags if flag)
-        named = flags or query_flags(phrases)
-        order = ranked(hits, asked, _places(session, hits), in_test_code, named)
+        places = _places(session, select(d.c.error_id).where(*where))
+        order = ranked(hits, asked, places, named)
         chosen = order[after + 1 : after + 2 + limit]
         page = [(h.error_id, h.tier, after + 1 + n) for n, h in enumerate(chosen)]
     more = len(page) > limit
@@ -218,24 +221,27 @@ def _known_class(session: Session, exception: str) -> bool:
     return session.execute(found).first() is not None
 
 
-def _places(session: Session, hits: list[Hit]) -> dict[str, Places]:
-    """Each hit's paths and the rank of the newest snapshot that raises it."""
+def _places(session: Session, hit_ids: Any) -> dict[str, Places]:
+    """Whether each hit is raised only in the project's tests, and the rank of the newest
+    snapshot that raises it (one grouped read for every hit)."""
     keys = sorted({k for (k,) in session.execute(select(Snapshot.sort_key))})
     rank = {k: n for n, k in enumerate(keys)}
-    paths: dict[str, set[str]] = defaultdict(set)
+    test: dict[str, bool] = {}  # path -> in the tests, worked out once per distinct path
+    tests_only: dict[str, bool] = {}
     newest: dict[str, int] = {}
-    ids = [h.error_id for h in hits]
-    for start in range(0, len(ids), _BATCH):
-        rows = session.execute(
-            select(Occurrence.error_id, Occurrence.path, func.max(Snapshot.sort_key))
-            .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
-            .where(Occurrence.error_id.in_(ids[start : start + _BATCH]))
-            .group_by(Occurrence.error_id, Occurrence.path)
-        )
-        for error_id, path, key in rows:
-            paths[error_id].add(path)
-            newest[error_id] = max(newest.get(error_id, -1), rank[key])
-    return {e: Places(frozenset(p), newest[e]) for e, p in paths.items()}
+    rows = session.execute(
+        select(Occurrence.error_id, Occurrence.path, func.max(Snapshot.sort_key))
+        .join(Snapshot, Snapshot.id == Occurrence.snapshot_id)
+        .where(Occurrence.error_id.in_(hit_ids.scalar_subquery()))
+        .group_by(Occurrence.error_id, Occurrence.path)
+    )
+    for error_id, path, key in rows:
+        in_tests = test.get(path)
+        if in_tests is None:
+            in_tests = test[path] = in_test_code(path)
+        tests_only[error_id] = tests_only.get(error_id, True) and in_tests
+        newest[error_id] = max(newest.get(error_id, -1), rank[key])
+    return {e: Places(tests_only[e], newest[e]) for e in newest}
 
 
 def hits_for(session: Session, ids: list[tuple[str, bool]]) -> list[SearchHit]:

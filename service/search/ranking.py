@@ -1,5 +1,8 @@
 """The order of a search's hits within a relevance tier, computed from what the index stores.
 
+It applies to a search with words or a flag filter; a listing by module, version or class alone
+keeps the index's order (message, then id), read a page at a time.
+
 A tier says which fields matched (the query as a phrase in the message, every phrase in the
 message, paths or flags only). Within one, hits are ordered by:
 - test code last: an error raised only in the project's own tests (every path, by knowledge's
@@ -17,7 +20,7 @@ score, so SQLite and PostgreSQL order alike.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from errkb.core.search.terms import Phrase
@@ -32,16 +35,17 @@ class Hit:
     error_id: str
     tier: int
     sort_key: int
-    message_terms: str
-    flag_key: str
+    has_message: bool
+    message_terms: str = ""  # read only when the query has words to weigh
+    flag_key: str = ""
 
 
 @dataclass(frozen=True)
 class Places:
-    """Where an error is raised: its paths, and the newest release's rank among snapshots."""
+    """Where an error is raised, as the order reads it."""
 
-    paths: frozenset[str]
-    newest: int
+    test_only: bool  # every path is in the project's own tests
+    newest: int  # the newest release raising it, as its rank among the snapshots
 
 
 def relevance(phrases: tuple[Phrase, ...], hit: Hit, flags: Iterable[str]) -> float:
@@ -62,19 +66,19 @@ def ranked(
     hits: list[Hit],
     phrases: tuple[Phrase, ...],
     places: dict[str, Places],
-    test_path: Callable[[str], bool],
     flags: tuple[str, ...] = (),
 ) -> list[Hit]:
     """The hits in the documented order (see the module's docstring)."""
+    nowhere = Places(False, -1)
+    weigh = bool(phrases or flags)
 
     def key(hit: Hit) -> tuple[bool, int, float, bool, int, int]:
-        where = places.get(hit.error_id, Places(frozenset(), -1))
-        test_only = bool(where.paths) and all(test_path(p) for p in where.paths)
+        where = places.get(hit.error_id, nowhere)
         return (
-            test_only,
+            where.test_only,
             hit.tier,
-            -relevance(phrases, hit, flags),
-            not hit.message_terms,
+            -relevance(phrases, hit, flags) if weigh else 0.0,
+            not hit.has_message,
             -where.newest,
             hit.sort_key,
         )

@@ -110,7 +110,7 @@ def expected(q: str, *, snapshot: str = "", path: str = "", flag: str = "") -> l
             tiers[0 if exact_hit else 1].add(error_id_of(message))
         elif all(_contains(msg_words, p) or _contains(meta_words, p) for p in phrases):
             tiers[2].add(error_id_of(message))
-    filtered = bool(snapshot or path or flag)
+    filtered = bool(flag)  # a listing without words or flag keeps the index's order
     return [i for t in (0, 1, 2) for i in _sorted_ids(tiers[t], phrases, flag, filtered)]
 
 
