@@ -165,7 +165,10 @@ def shared_fields(api: dict[str, Any], base: str) -> dict[str, Any]:
         "what_it_means": x["what_it_means"]["text"],
         "trigger": x["trigger"]["text"],
         "common_situations": x["common_situations"]["items"],
-        "who_hits_it": x["who_hits_it"]["text"] if x["who_hits_it"] else None,
+        "who_hits_it": {k: x["who_hits_it"][k] for k in ("kind", "text")}
+        if x["who_hits_it"]
+        else None,
+        "test_code": bool(x["who_hits_it"]) and x["who_hits_it"]["kind"] == "test",
         "solutions": [
             {"kind": s["kind"], "text": s["text"], "command": s["command"]} for s in x["solutions"]
         ],
@@ -173,8 +176,16 @@ def shared_fields(api: dict[str, Any], base: str) -> dict[str, Any]:
         "related": [{k: r[k] for k in ("id", "title", "reason")} for r in api["related"][:5]],
         "related_total": len(api["related"]),
         "versions": {k: tl[k] for k in ("present_in", "first_seen", "last_seen", "gone_in")}
-        | {"summary": tl["summary"]},
+        | {"summary": tl["summary"]}
+        | {
+            "ranges": [
+                {"first": r["from_snapshot"], "last": r["to_snapshot"], "versions": r["snapshots"]}
+                for r in tl["ranges"]
+                if r["present"]
+            ]
+        },
         "source": {k: occ[k] for k in ("snapshot", "path", "line", "function", "url")},
+        "sites_total": api["sites_total"],
         "page_url": base + api["page_url"],
         "json_url": base + api["json_url"],
     }
