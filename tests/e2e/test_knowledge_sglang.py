@@ -105,7 +105,9 @@ def test_reference_error_entry(session: Session) -> None:
     tl = entry.timeline
     assert (tl.first_seen, tl.last_seen, tl.gone_in) == ("0.5.18", "0.5.19", "0.5.20")
     assert "not raised since 0.5.20" in tl.summary
-    assert [p.snapshot for p in tl.snapshots if p.present] == ["0.5.18", "0.5.19"]
+    assert [(r.from_snapshot, r.to_snapshot) for r in tl.ranges if r.present] == [
+        ("0.5.18", "0.5.19")
+    ]
 
     reasons = {r.id: r.reason for r in entry.related}
     for prefix in (
