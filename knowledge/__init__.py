@@ -26,8 +26,9 @@ from errkb.knowledge.origins.inputs import Input
 from errkb.knowledge.origins.notes import with_constants
 from errkb.knowledge.who.evidence import WhoKind as Audience
 from errkb.knowledge.who.kinds import USER_INPUTS, kind_note
-from errkb.knowledge.words.explain import common_situations, trigger, what_it_means, who_hits_it
+from errkb.knowledge.words.explain import common_situations, trigger, who_hits_it
 from errkb.knowledge.words.intent import Intent
+from errkb.knowledge.words.meaning import what_it_means
 from errkb.knowledge.words.reading import read_site
 
 
@@ -100,12 +101,12 @@ def explain_error(
     site = with_own_check(site)  # an assert's check is the last link of its guard
     r = read_site(site, flags, vocabulary or Vocabulary(), web_url)
     kind, who, evidence = who_hits_it(r)
-    meaning = what_it_means(site.exception, site, flags, r)
-    # what the kind of error means (kinds.py), said first; an assert is a check of the user's
-    # input when its own check reads one (not only the `if`s on the way to it)
+    meaning = what_it_means(site, flags, r, project)
+    # what the kind of error means (kinds.py), said after the user's part; an assert's own note
+    # is said by the lead already (an internal check, or a check of the user's input)
     note = kind_note(site, _own_check_kind(site, flags, vocabulary, web_url, kind))
-    if note is not None:
-        meaning = Derived(f"{note.text} {meaning.text}", meaning.provenance)
+    if note is not None and site.kind != "assert":
+        meaning = Derived(f"{meaning.text} {note.text}", meaning.provenance)
     return Explanation(
         what_it_means=meaning,
         trigger=trigger(site, flags, launch_command, r),

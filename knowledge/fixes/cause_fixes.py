@@ -189,8 +189,9 @@ def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
     )
     if first:
         text = (
-            f"Report it to the {project} maintainers{where}: the guard reads only state the code "
-            f"computes itself, so it points to a bug or a case the code did not expect. {include}."
+            f"Report it to the {project} maintainers{where}: this is a check inside {project} that "
+            f"your input did not break, so it points to a bug. {include}, and the environment "
+            "variables that start with the project's prefix."
         )
     else:
         text = (

@@ -16,8 +16,8 @@ import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
-from errkb.knowledge.fixes import cause_fixes, input_examples, input_fixes, versions
+from errkb.knowledge.facts import ExampleFix, Fix, Involvement, TimelineFacts
+from errkb.knowledge.fixes import cause_fixes, input_examples, input_fixes, origin_fixes, versions
 from errkb.knowledge.fixes.advice_example import advice_example
 from errkb.knowledge.fixes.commands import ANY_VALUE, escape, trigger_args
 from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
@@ -27,33 +27,9 @@ from errkb.knowledge.who import swallowed, test_suite
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading, read_site
 from errkb.knowledge.words.wording import (
-    code,
     condition_clauses,
     flag_state,
 )
-
-
-def _known_facts(site: Site, r: Reading, exception: str) -> Fix:
-    clauses = [f.text for f in r.facts]
-    shown = message.placeholders(site.template)
-    parts = ["Nothing in the code names a fix"]
-    if clauses:
-        one = len(clauses) == 1
-        parts.append(
-            f"the {exception} is raised when {clauses[0] if one else 'all of these hold: '}"
-            + ("" if one else "; ".join(clauses))
-            + (": that must stop holding" if one else "; at least one must stop holding")
-        )
-    else:
-        parts.append("no condition guards the raise: any call that reaches it raises")
-    if shown:
-        parts.append(
-            "the message prints the value(s) involved: " + ", ".join(code(s) for s in shown)
-        )
-    prov: tuple[Provenance, ...] = (
-        ("derived:conditions", "derived:message") if shown else ("derived:conditions",)
-    )
-    return Fix("condition", "; ".join(parts) + ".", prov)
 
 
 def _capitalized(text: str) -> str:
@@ -127,28 +103,16 @@ def solutions(
     if r.audience == "test":  # a test failed: what that means first, no server input
         return [test_suite.test_suite_fix(site.path, project), *advice, *ups]
     if r.audience == "internal":  # proven: the code's own state, so it goes upstream first
-        out = [cause_fixes.report_fix(r, project, first=True), *advice, *ups, *flag_fixes]
-        out += inputs
+        out = [cause_fixes.report_fix(r, project, first=True)]
+        out += origin_fixes.workaround_fixes(site.origin, project)
+        out += [*advice, *ups]
     else:
-        out = advice + [f for k in order for f in by_cause[k]] + ups
+        out = advice + [f for k in order for f in by_cause[k]]
+        if not out:  # the inputs the index reached, when nothing more specific names one
+            out = origin_fixes.input_fixes(site.origin, project)
+        out += ups
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)
-    rules = message.rules(site.template)
-    if not advice and rules:
-        quoted = " ".join(f"“{_capitalized(r)}”" for r in rules[:3])
-        out.append(
-            Fix(
-                "condition",
-                f"Meet the requirement the message states: {quoted}",
-                ("derived:message",),
-            )
-        )
-    # what is known of the guard, when nothing else says what to change (a report included)
-    if not (
-        advice or inputs or ups or any(f.command or f.text.startswith("Remove") for f in flag_fixes)
-    ):
-        # `raise self._error(...)`: the class is only known at run time
-        out.append(_known_facts(site, r, "error" if site.kind == "indirect" else exception))
     if r.audience != "internal":
         out.append(cause_fixes.report_fix(r, project, first=False))
     quiet = swallowed.swallowed_fix(site)

@@ -192,24 +192,20 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             "a test fails."
         )
     elif r.audience == "internal":
-        what = r.clues[0].text.split(": ", 1)[-1]  # "state the code computes itself", ...
+        how = r.clues[0].text if r.clues else "the values it compares are the code's own"
         text = (
-            f"An internal invariant: the guard reads only {r.clues[0].code}, {what}, so reaching "
-            "it points to a bug or a case the code did not expect."
+            "Nobody's input: this is an internal check, and the values it compares are built by "
+            f"the code itself ({how}). Reaching it points to a bug, or a case the code did not "
+            "expect."
         )
     else:
-        inputs = (
-            "a flag, a request field, an environment variable, the model, the platform or a package"  # noqa: E501
+        text = (
+            "We could not tell which input leads here: the values the check reads could not be "
+            "followed to a flag, a request field, an environment variable, the model, the "
+            "platform or a package."
         )
         if r.clues:
-            names = r.clues[0].text.split(":")[0]
-            text = f"We could not tell which input leads here: the guard reads {names}, which "
-            text += f"could not be traced to {inputs}."
-        else:
-            text = (
-                "We could not tell which input leads here: the guard names no flag, request "
-                "field, environment variable, model setting, platform or package."
-            )
+            text += f" Where the trace stopped: {r.clues[0].text}."
     prov: tuple[Provenance, ...] = (
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )

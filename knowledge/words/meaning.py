@@ -1,0 +1,163 @@
+"""What an error means, in the user's terms: what they did or have, and why the code refuses it.
+
+The first sentence is said from who hits it and the inputs the value-origin index reached ("You
+started the server with --enable-unified-memory", "Your request set rollout", "Your model's
+config.json sets hidden_size"); an internal check says plainly that the user's input did not
+break it. Then the message's own words, the comment at the check and the docstring say why. The
+list of conditions is not repeated here: the entry shows it under its own heading.
+"""
+
+from __future__ import annotations
+
+from errkb.core.records import Site
+from errkb.knowledge.facts import Derived, Involvement, Provenance
+from errkb.knowledge.origins import notes
+from errkb.knowledge.words import message
+from errkb.knowledge.words.reading import Reading
+
+MAX_NAMED = 3  # inputs named in one sentence
+_SHORT_DOC_WORDS = 5  # a docstring this short restates the function's name
+
+
+def _listed(names: list[str]) -> str:
+    names = list(dict.fromkeys(names))[:MAX_NAMED]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _code(name: str) -> str:
+    return f"`{name}`"
+
+
+def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, list[str]]:
+    """The user-facing inputs that lead here, by class: the index's first, then the flags the
+    ingester linked to the guard and the inputs the site's own names show."""
+    out: dict[str, list[str]] = {}
+    origin = site.origin
+    for name in origin.inputs if origin is not None else ():
+        kind, _, value = name.partition(": ")
+        if kind == "request":
+            out.setdefault("request_field", []).append(value)
+        elif kind == "env":
+            out.setdefault("environment", []).append(value)
+        elif name.endswith("config.json") or kind.endswith("config.json"):
+            out.setdefault("model_config", []).append(value or name)
+        elif name.startswith("--"):
+            out.setdefault("flag", []).append(name)
+        else:
+            out.setdefault(origin.kind if origin is not None else "hardware", []).append(name)
+    for f in flags:
+        if f.in_condition and f.cli:
+            out.setdefault("flag", []).append(f.flag)
+    for i in r.inputs:
+        out.setdefault(i.kind, []).append(i.name)
+    return out
+
+
+def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
+    """The first sentence: what the user did or has that leads here, or that they did not."""
+    found = inputs_of(site, r, flags)
+    names = found.get(r.audience, [])
+    if r.audience == "internal":
+        path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
+        text = (
+            f"This is a check inside {project}, and your input did not break it: the values it "
+            f"compares are built by {project} itself, so reaching it points to a bug in "
+            f"{project} (or a case its code did not expect)."
+        )
+        if path:
+            text += f" The code path is chosen by {_listed([_plain(p) for p in path])}."
+        return text
+    if r.audience == "test":
+        return (
+            f"This check is part of {project}'s own test code: it fails when one of its tests "
+            "fails, not while a server or a program using the library runs."
+        )
+    if r.audience == "flag":
+        if names:
+            return f"You started {project} with {_listed(names)}, and this code refuses it."
+        return "A server setting you chose leads here, and this code refuses it."
+    if r.audience == "request_field":
+        if names:
+            fields = _listed([_code(n) for n in names])
+            return f"Your request set {fields} to something this code does not accept."
+        return "A field of the request you sent leads here, and this code refuses it."
+    if r.audience == "environment":
+        if names:
+            return (
+                f"The environment variable {_listed(names)}, as set where {project} starts, "
+                "leads here."
+            )
+        return f"An environment variable set where {project} starts leads here."
+    if r.audience == "model_config":
+        if names:
+            fields = _listed([_code(n) for n in names])
+            return f"The model you serve leads here: its configuration ({fields})."
+        return "The model you serve leads here: its configuration or its weights."
+    if r.audience == "hardware":
+        if names:
+            return f"The hardware or parallelism you run with leads here ({_listed(names)})."
+        return "The GPU, platform or parallelism sizes you run with lead here."
+    if r.audience == "dependency":
+        return (
+            "An installed package leads here: it is missing, or at a version this code does not "
+            "expect."
+        )
+    return (
+        "We could not tell which of your inputs leads here: the values the check reads could "
+        "not be followed to a flag, a request, the environment, the model or the platform."
+    )
+
+
+def _plain(name: str) -> str:
+    kind, _, value = name.partition(": ")
+    if kind == "env":
+        return f"the environment variable {value}"
+    if kind == "request":
+        return f"the request's {value}"
+    return name
+
+
+def why(site: Site) -> tuple[list[str], list[Provenance]]:
+    """Why the check exists: the message's reason, then the source's comment or docstring."""
+    out: list[str] = []
+    prov: list[Provenance] = []
+    said = message.reason(site.template)
+    if said:
+        out.append(f"The message gives the reason: {said.replace('`', '')}.")
+        prov.append("derived:message")
+    for text, source in notes.reasons(site):
+        if source == "derived:docstring" and len(text.split()) <= _SHORT_DOC_WORDS:
+            continue
+        who = (
+            "A comment at the check says"
+            if source == "derived:comments"
+            else "Its documentation says"
+        )
+        out.append(f"{who}: “{text.replace('`', '')}”")
+        prov.append(source)
+    return out, prov
+
+
+def what_it_means(site: Site, flags: list[Involvement], r: Reading, project: str) -> Derived:
+    """One or two sentences in the user's terms, then the reason the source gives."""
+    text = lead(site, r, flags, project)
+    prov: list[Provenance] = ["derived:conditions"]
+    shown = message.display(site.template).strip()
+    said = message.sentences(shown)
+    if site.template.literal_text.strip() and not message.reason(site.template):
+        first = said[0] if said else shown
+        if len(first) <= 200:
+            text += f" The message says: “{first.rstrip('.').strip()}.”"
+            prov.append("derived:message")
+    reasons, more = why(site)
+    if reasons:
+        text += " " + " ".join(reasons[:2])
+        prov += more
+    if site.origin is not None and site.origin.callers == 0 and r.audience not in ("test",):
+        text += (
+            " No call of this function was found elsewhere in this release, so it may not be "
+            "reachable from a running server."
+        )
+    if flags:
+        prov.append("derived:flags")
+    return Derived(text, tuple(dict.fromkeys(prov)))
