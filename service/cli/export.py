@@ -15,11 +15,16 @@ from errkb.core.settings import Settings
 
 
 def export_site(
-    outdir: Annotated[Path, typer.Argument(help="folder to write the site into")],
+    outdir: Annotated[Path, typer.Argument(metavar="OUTDIR", help="folder to write the site into")],
     base_url: Annotated[
-        str, typer.Option(help="public URL the site is served from; default: ERRKB_PUBLIC_URL")
+        str,
+        typer.Option(
+            metavar="URL", help="public URL the site is served from; default: ERRKB_PUBLIC_URL"
+        ),
     ] = "",
-    workers: Annotated[int, typer.Option(help="processes writing entry pages; 0 = all cores")] = 0,
+    workers: Annotated[
+        int, typer.Option(metavar="N", help="processes writing entry pages; 0 = all cores")
+    ] = 0,
 ) -> None:
     """Write every error page, the index, module and flag pages and sitemap.xml to OUTDIR."""
     from errkb.service.pages.export import export_site as write_site

@@ -47,17 +47,28 @@ def ingest(
     pypi: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="SPEC",
             help="Releases: name==version, a bound like 'name>=0.4', or a bare name for every "
-            "release (repeatable)"
+            "release (repeatable)",
         ),
     ] = None,
-    git: Annotated[str | None, typer.Option(help="A git URL or local repository path")] = None,
-    ref: Annotated[list[str] | None, typer.Option(help="A git ref to pin (repeatable)")] = None,
-    dir: Annotated[Path | None, typer.Option(help="A local folder")] = None,  # noqa: A002
-    label: Annotated[str | None, typer.Option(help="The folder snapshot's label")] = None,
-    repo: Annotated[str | None, typer.Option(help="The pins repo whose config to use")] = None,
+    git: Annotated[
+        str | None, typer.Option(metavar="URL", help="A git URL or local repository path")
+    ] = None,
+    ref: Annotated[
+        list[str] | None, typer.Option(metavar="REF", help="A git ref to pin (repeatable)")
+    ] = None,
+    dir: Annotated[  # noqa: A002
+        Path | None, typer.Option(metavar="PATH", help="A local folder")
+    ] = None,
+    label: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The folder snapshot's label")
+    ] = None,
+    repo: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The pins repo whose config to use")
+    ] = None,
     pins_file: Annotated[
-        Path | None, typer.Option("--pins", help="Pins file (default: settings)")
+        Path | None, typer.Option("--pins", metavar="FILE", help="Pins file (default: settings)")
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
@@ -66,6 +77,7 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--classes",
+            metavar="CLASS",
             help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
         ),
     ] = None,

@@ -9,6 +9,7 @@ import sys
 
 import typer
 from rich.console import Console
+from typer.core import TyperArgument
 from typer.exceptions import TyperException
 
 from errkb.core.db import display_url, engine_from_settings, prepare_schema, upgrade
@@ -26,7 +27,18 @@ from errkb.service.cli.show import show
 from errkb.service.cli.status import status
 from errkb.service.cli.watch import watch
 
+
 # Plain help: Typer's Rich help shows every switch (--debug, --json, --help) as taking a <bool>.
+# Options name their value by their metavar (`--pypi SPEC`); an argument's name is its
+# placeholder, written as click writes it (`ID`, `[FILE]`), not as Typer does (`{ID} ... ID <str>`).
+def _argument_usage(argument: TyperArgument) -> str:
+    name = argument.display_name_raw
+    return name if argument.required else f"[{name}]"
+
+
+TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign,assignment]
+TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
+
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
@@ -89,10 +101,14 @@ def db_upgrade() -> None:
 
 @app.command()
 def serve(
-    host: str | None = None,
-    port: int | None = None,
+    host: str | None = typer.Option(None, metavar="HOST", help="address (default ERRKB_HOST)"),
+    port: int | None = typer.Option(None, metavar="PORT", help="port (default ERRKB_PORT, 8000)"),
     workers: int | None = typer.Option(
-        None, "--workers", min=1, help="server processes (default ERRKB_SERVE_WORKERS, 1)"
+        None,
+        "--workers",
+        min=1,
+        metavar="N",
+        help="server processes (default ERRKB_SERVE_WORKERS, 1)",
     ),
     ingest: bool = typer.Option(
         False, "--ingest", help="ingest the pins in the background while serving (make run)"

@@ -21,9 +21,11 @@ from errkb.service.cli.failures import USAGE
 
 
 def match(
-    file: str = typer.Argument("-", metavar="[FILE|-]", help="text to match; - reads stdin"),
+    file: str = typer.Argument(
+        "-", metavar="FILE", help="the log or traceback to match; - (the default) reads stdin"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the API's JSON response"),
-    limit: int = typer.Option(10, min=1, max=50, help="most matches to show"),
+    limit: int = typer.Option(10, min=1, max=50, metavar="N", help="most matches to show"),
 ) -> None:
     """Show which known errors a pasted log or traceback contains."""
     from errkb.service.read.matches import match_answer, match_index

@@ -33,7 +33,7 @@ out = Console(soft_wrap=True, highlight=False)
 
 def watch(
     interval: Annotated[
-        float, typer.Option(min=1, help="seconds between two looks at the index")
+        float, typer.Option(min=1, metavar="S", help="seconds between two looks at the index")
     ] = 600.0,
     once: Annotated[
         bool, typer.Option("--once", help="look once and exit (for cron); exit 1 on a failure")

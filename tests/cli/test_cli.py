@@ -198,3 +198,17 @@ def test_the_entry_docs_sentence_groups_thousands() -> None:
         "line numbers: each is built when first read, or by `errkb docs` (which `errkb serve` "
         "starts in the background)."
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ingest", "serve", "match", "show", "explain", "export-site", "watch", "status", "docs"],
+)
+def test_help_shows_plain_placeholders(command: str) -> None:
+    """Values are named as a person would (`--pypi SPEC`, `ID`), not by Python type
+    (`--pypi <list[str]>`, `ID <str>`, `{ID}`), and the help fits 80 columns."""
+    result = CliRunner().invoke(app, [command, "--help"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    for line in result.output.splitlines():
+        assert "<" not in line.replace("<=", "") and "{" not in line, line
+        assert len(line) <= 80, line

@@ -79,3 +79,29 @@ def test_the_summary_counts_sites_per_class_and_kind() -> None:
     text = totals_text(snaps, 1.0)
     assert "Raises by class: ValueError 9,200, RuntimeError 1,800, FooError 1." in text
     assert "Also 20 asserts, 3 indirect raises (their class is known only at run time)." in text
+
+
+def test_the_table_fits_80_columns_with_every_figure_whole() -> None:
+    """A git label and the figures of a whole history, in an 80-column terminal: nothing cut."""
+    snaps = _snapshots(2)
+    snaps[0].label = "main@5ce5415912ab"
+    s = snaps[1]
+    s.files, s.read_parsed, s.read_cached, s.sites = 4_719, 4_719, 12_345, 128_639
+    s.errors, s.new_errors, s.seconds, s.skipped = 121_234, 21_234, 1161.25, {"big": 12}
+    lines = _rendered(summary(snaps, 1200.0, failures=0), width=80)
+    assert max(len(line) for line in lines) <= 80
+    text = "\n".join(lines)
+    assert "…" not in text, text
+    for figure in ("main@5ce5415912ab", "128,639", "121,234", "21,234", "1161.2", "skipped"):
+        assert figure in text, figure
+
+
+def test_the_classes_past_the_first_few_read_as_more_raises() -> None:
+    snaps = _snapshots(1)
+    counts = {f"Error{i}": 10 for i in range(20)}
+    snaps[0].site_counts = {"raise": {"ValueError": 500, **counts}}
+    text = totals_text(snaps, 1.0)
+    assert "more of" in text and " of 91 other" not in text
+    shown = text.split("Raises by class: ")[1].split(".")[0].split(", ")
+    rest = shown[-1]
+    assert rest.endswith("other classes") and rest.split()[1:3] == ["more", "of"], rest
