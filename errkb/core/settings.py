@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field
@@ -9,6 +10,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The default pins (sglang), installed with the package.
 DEFAULT_PINS = Path(__file__).resolve().parent.parent / "pins.toml"
+
+
+def _user_cache() -> Path:
+    """The user's cache folder: $XDG_CACHE_HOME, else ~/.cache."""
+    folder = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(folder) if os.path.isabs(folder) else Path.home() / ".cache"
 
 
 class Settings(BaseSettings):
@@ -19,7 +26,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     database_url: str = ""  # empty: SQLite file under data_dir
     pins_file: Path | None = None  # unset: ./pins.toml if present, else the packaged default
-    cache_dir: Path = Path("data/cache")
+    # Downloaded wheels and git mirrors: the user's cache folder (XDG), never the current one.
+    cache_dir: Path = Field(default_factory=lambda: _user_cache() / "errkb")
     index_url: str = "https://pypi.org/pypi"  # a package index's JSON API (PyPI's by default)
     # The simple API (PEP 691) `errkb watch` follows: ERRKB_SIMPLE_INDEX_URL, else pip's own
     # PIP_INDEX_URL, else what `pip config` names, else PyPI's (see ingest/sources/simple.py).

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from local_index import LocalIndex, serving, wheel_bytes
 
 from errkb.service.cli import failures
 
@@ -176,3 +177,35 @@ def test_serve_on_a_busy_port(tmp_path: Path) -> None:
         f"error: cannot serve on 127.0.0.1:{port}: already in use; stop what serves there, or "
         "choose another port with --port (or ERRKB_PORT)"
     ]
+
+
+def test_ingest_writes_nothing_under_the_current_folder(tmp_path: Path) -> None:
+    """With the database elsewhere, the downloaded release goes to the user's cache folder
+    (XDG_CACHE_HOME here), never to ./data/cache of the folder the ingest is run from."""
+    work, elsewhere = tmp_path / "work", tmp_path / "kb"
+    for folder in (work, elsewhere):
+        folder.mkdir()
+    (tmp_path / "pins.toml").write_text('[[repos]]\nname = "tests/demo"\npypi_name = "demo"\n')
+    served = LocalIndex()
+    body = b"def f(n):\n    raise ValueError(f'bad {n}')\n"
+    served.add("demo", "1.0", "demo-1.0-py3-none-any.whl", wheel_bytes({"demo/m.py": body}))
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ERRKB_")}
+    with serving(served):
+        env = {
+            **base,
+            "XDG_CACHE_HOME": str(tmp_path / "user-cache"),
+            "ERRKB_DATABASE_URL": f"sqlite:///{elsewhere / 'kb.sqlite3'}",
+            "ERRKB_PINS_FILE": str(tmp_path / "pins.toml"),
+            "ERRKB_INDEX_URL": served.url,
+        }
+        done = subprocess.run(
+            [str(ERRKB), "ingest", "--pypi", "demo==1.0"],
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert _tree(work) == set()
+    assert (tmp_path / "user-cache" / "errkb" / "pypi" / "demo-1.0-py3-none-any.whl").exists()
