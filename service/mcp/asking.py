@@ -71,20 +71,32 @@ class Questions:
         version = reader.version_label(version)
         reader.check_version(version)
         found = await reader.matches(text, limit=VERSION_POOL if version else limit)
-        entries = {m.id: await reader.entry_now(m.id) for m in found}
         notes: list[str] = []
         if version is not None:
-            kept = [m for m in found if version in entries[m.id].timeline.present_in]
+            # A match no frame pinned lists every release that raises it; a pinned one lists
+            # those whose lines agree, so its entry tells whether the version raises it too.
+            kept = [
+                m
+                for m in found
+                if version in m.snapshots
+                or (m.site is not None and version in await self._raised_in(reader, m.id))
+            ]
             if len(kept) < len(found):
                 left = len(found) - len(kept)
                 notes.append(f"{left} error(s) that {version} does not raise were left out.")
             found = kept[:limit]
+        entries = {m.id: await reader.entry_now(m.id) for m in found[:limit]}
         base = self.base_url_of(ctx)
         items = [match_item(m, entries[m.id], base) for m in found[:limit]]
         lines = _lines_note(items, version)
         if lines:
             notes.insert(0, lines)
         return MatchAnswer(matches=items, note=" ".join(notes) or None)
+
+    @staticmethod
+    async def _raised_in(reader: Reader, error_id: str) -> list[str]:
+        """The releases that raise the error, as its entry lists them."""
+        return (await reader.entry_now(error_id)).timeline.present_in
 
     async def details(self, ctx: Context, error_id: str, version: str | None) -> ErrorDetails:
         """One error's compact entry."""
