@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from errkb.core.declared import Declared
 from errkb.core.records import Site, Vocabulary
 from errkb.knowledge import Explanation, WhoHitsIt
-from errkb.knowledge.facts import Derived, DerivedItems, Involvement, TimelineFacts
+from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.imports.distributions import Distribution, distribution_of
 from errkb.knowledge.imports.fixes import import_example, import_fixes
 from errkb.knowledge.imports.guards import ImportGuard, checks_words, fallback_words, guard_of
@@ -84,7 +84,7 @@ def explain_import(
     facts = import_facts(
         site, requirements=requirements, vocabulary=vocabulary, release=release, project=project
     )
-    prov = ("derived:message", "derived:conditions")
+    prov: tuple[Provenance, ...] = ("derived:message", "derived:conditions")
     return Explanation(
         what_it_means=Derived(_meaning(site, facts), prov),
         trigger=Derived(_trigger(site, facts), ("derived:conditions",)),
