@@ -138,6 +138,17 @@ def why(site: Site) -> tuple[list[str], list[Provenance]]:
     return out, prov
 
 
+def _first_sentence(said: list[str]) -> str:
+    """The message's first whole sentence: a clause ending in ";" runs on into the next one
+    ("X cannot run this setup; expected one of ('a', 'b')")."""
+    out: list[str] = []
+    for s in said:
+        out.append(s)
+        if not s.endswith(";"):
+            break
+    return " ".join(out)
+
+
 def what_it_means(site: Site, flags: list[Involvement], r: Reading, project: str) -> Derived:
     """One or two sentences in the user's terms, then the reason the source gives."""
     text = lead(site, r, flags, project)
@@ -145,9 +156,10 @@ def what_it_means(site: Site, flags: list[Involvement], r: Reading, project: str
     shown = message.display(site.template).strip()
     said = message.sentences(shown)
     if site.template.literal_text.strip() and not message.reason(site.template):
-        first = said[0] if said else shown
+        first = _first_sentence(said) or shown
         if len(first) <= 200:
-            text += f" The message says: “{first.rstrip('.').strip()}.”"
+            end = "" if first.endswith(("?", "!")) else "."
+            text += f" The message says: “{first.rstrip('.;:, ')}{end}”"
             prov.append("derived:message")
     reasons, more = why(site)
     if reasons:

@@ -115,6 +115,8 @@ def test_a_constant_without_a_known_value_is_said_in_words() -> None:
     assert not any(PLACEHOLDER.search(t) for t in texts), texts
     quoted = [t for t in texts if "cannot run this setup" in t]
     assert quoted and all("<value of FLAG>" in t and "('a', 'b')" in t for t in quoted), quoted
+    # the quote runs past the ";" to the end of the sentence, and ends it once ("setup;." was cut)
+    assert not any(";.”" in t or ";”" in t for t in texts), texts
 
 
 def _guarded(expr: str, text: str) -> Site:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from knowledge_checks import guard_holds
 
+from errkb.core.origin import Origin
 from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template
 from errkb.ingest.flag_links.linker import flag_involvements
 from errkb.knowledge import explain_error
@@ -142,9 +145,16 @@ def test_reference_error_solutions_and_example_fix() -> None:
     assert "--enable-unified-memory" in fix.before and "--disaggregation-mode" in fix.before
     assert guard_holds(fix.before, flags) and not guard_holds(fix.after, flags)
     assert "there is no req to token pool" in (fix.note or "") and "`" not in (fix.note or "")
-    assert "initializing pools" in ex.what_it_means.text
-    assert "pd is enabled (--disaggregation-mode is not null)" in ex.what_it_means.text
-    assert "no whole-envelope transfer scheme for the SWA sub-pool" in ex.what_it_means.text
+    # what it means starts with what the user did, in their terms; the guard's conditions are
+    # said in words under their own heading (facts), and the template frame is gone
+    meaning = ex.what_it_means.text
+    assert meaning.startswith(
+        "You started srv with --enable-unified-memory and --disaggregation-mode"
+    ), meaning
+    assert "Raised" not in meaning and "shown in the source" not in meaning
+    assert "pd is enabled (--disaggregation-mode is not null)" in ex.facts.items
+    assert any("initializing pools" in s for s in ex.common_situations.items)
+    assert "no whole-envelope transfer scheme for the SWA sub-pool" in meaning
     assert set(ex.what_it_means.provenance) == {
         "derived:conditions",
         "derived:flags",
@@ -185,17 +195,38 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
     # instead of calling it an internal invariant; reporting it comes last, without that claim
     assert ex.who_hits_it.kind == "unknown"
     assert "could not tell" in ex.who_hits_it.text
-    assert [s.kind for s in ex.solutions] == ["condition", "report"]
+    # no solution restates the check ("Nothing in the code names a fix ... must stop holding"):
+    # with no input to change, the report is the only one
+    assert [s.kind for s in ex.solutions] == ["report"]
     assert ex.solutions[-1].url == "https://example.org/srv/issues/new"
     assert "traceback" in ex.solutions[-1].text and "no flag" not in ex.solutions[-1].text
-    text = ex.solutions[0].text
-    assert "Nothing in the code names a fix" in text and "head dim is not in" in text
-    assert "`head_dim`" in text
+    assert not any(
+        "Nothing in the code names a fix" in s.text
+        or "must stop holding" in s.text
+        or "head dim is not in" in s.text
+        for s in ex.solutions
+    )
+    assert ex.facts.items == ("head dim is not in supported",)
     assert ex.example_fix is None
-    assert ex.what_it_means.text and "running the forward pass of" in ex.what_it_means.text
+    meaning = ex.what_it_means.text
+    assert meaning.startswith("We could not tell which of your inputs leads here"), meaning
+    assert "The message says: “Unexpected head size" in meaning and "Raised" not in meaning
+    assert any("running the forward pass of" in s for s in ex.common_situations.items)
+    # when the value-origin index reached an input, the first solution changes that input
+    traced = replace(site, origin=Origin("flag", inputs=("--attention-backend",)))
+    ex = explain_error(traced, [], None, project="srv", launch_command=LAUNCH)
+    assert ex.who_hits_it.kind == "flag"
+    assert ex.what_it_means.text.startswith("You started srv with --attention-backend")
+    first = ex.solutions[0]
+    assert first.kind == "flag" and first.flag == "--attention-backend"
+    assert first.text.startswith("Start srv without --attention-backend, or with another value")
+    assert ex.solutions[-1].kind == "report"
     unguarded = make_site("boom", (), "<module>")
     ex = explain_error(unguarded, [], None, project="srv")
-    assert "no condition guards the raise" in ex.solutions[-2].text
+    assert [s.kind for s in ex.solutions] == ["report"]
+    assert "no condition guards it" in ex.trigger.text
+    assert "whenever that code runs" not in ex.what_it_means.text
+    assert "The message says: “boom.”" in ex.what_it_means.text
     assert ex.common_situations.items
     # a guard on the code's own state only (a private attribute, a constant) is internal, with
     # that state as its evidence, and the report comes first
@@ -203,17 +234,44 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
     ex = explain_error(own, [], None, project="srv", web_url="https://example.org/srv")
     assert ex.who_hits_it.kind == "internal"
     assert ex.who_hits_it.evidence and "self._pending" in ex.who_hits_it.evidence[0]
-    assert ex.solutions[0].kind == "report" and "computes itself" in ex.solutions[0].text
+    assert ex.solutions[0].kind == "report" and "your input did not break" in ex.solutions[0].text
+    assert ex.what_it_means.text.startswith("This is a check inside srv, and your input did not")
+    # the inputs that choose its code path are the way around it, after the report
+    pathed = replace(
+        own,
+        origin=Origin(
+            "internal", path_inputs=("--attention-backend", "env: SGLANG_FORCE_FUSED_OP_BACKEND")
+        ),
+    )
+    ex = explain_error(pathed, [], None, project="srv")
+    assert ex.who_hits_it.kind == "internal"
+    assert [s.kind for s in ex.solutions][:3] == ["report", "flag", "environment"]
+    assert ex.solutions[1].flag == "--attention-backend"
+    assert ex.solutions[1].text.startswith("Until it is fixed, avoid this code path")
+    assert ex.solutions[2].command == "unset SGLANG_FORCE_FUSED_OP_BACKEND"
+    assert (
+        "The code path is chosen by --attention-backend and the environment variable "
+        "SGLANG_FORCE_FUSED_OP_BACKEND." in ex.what_it_means.text
+    )
 
 
 def test_rule_sentences_become_requirements_when_no_advice() -> None:
     site = make_site("tp_size must be divisible by the number of heads.", (), "f")
     ex = explain_error(site, [], None, project="srv")
-    # no guard at all: who hits it cannot be told, so the message's rule comes first
-    assert [s.kind for s in ex.solutions][:2] == ["condition", "condition"]
-    assert ex.solutions[-1].kind == "report"
-    assert "“tp_size must be divisible" in ex.solutions[0].text  # a name is not capitalised
+    # no guard at all: who hits it cannot be told; the message's rule is quoted in what it
+    # means (a name is not capitalised), never restated as a solution ("Meet the requirement")
+    assert "The message says: “tp_size must be divisible" in ex.what_it_means.text
+    assert [s.kind for s in ex.solutions] == ["report"]
+    assert not any(
+        "Meet the requirement" in s.text or "must be divisible" in s.text for s in ex.solutions
+    )
     assert category(site.template) == "a size that does not divide evenly as required"
+    # the index reached the flag: changing it is the first solution, the rule still not restated
+    traced = replace(site, origin=Origin("flag", inputs=("--tp-size",)))
+    ex = explain_error(traced, [], None, project="srv")
+    assert ex.solutions[0].kind == "flag" and ex.solutions[0].flag == "--tp-size"
+    assert ex.solutions[-1].kind == "report"
+    assert not any("Meet the requirement" in s.text for s in ex.solutions)
 
 
 def test_message_sentences_and_advice() -> None:
@@ -345,8 +403,10 @@ def test_environment_variables_are_named_as_leads_not_fixes() -> None:
     assert set(env) == {"SGLANG_STAGING_BUFFER", "MY_TOGGLE"}
     assert env["SGLANG_STAGING_BUFFER"].command == "unset SGLANG_STAGING_BUFFER"
     assert env["MY_TOGGLE"].text.startswith("Unset the environment variable MY_TOGGLE")
-    assert "the environment variable SGLANG_STAGING_BUFFER is set" in ex.what_it_means.text
+    assert "the environment variable SGLANG_STAGING_BUFFER is set" in ex.facts.items
+    assert "the environment variable SGLANG_STAGING_BUFFER is set" in ex.trigger.text
     assert ex.who_hits_it.kind == "flag"
+    assert ex.what_it_means.text.startswith("You started srv with --enable-unified-memory")
     assert "SGLANG_STAGING_BUFFER is an environment variable" in ex.who_hits_it.evidence
     tpl = Template((Segment("text", "Set FOO_BAR or OTHER_THING_2, not X_Y or Foo_Bar."),), "x")
     assert named_in_message(tpl) == ["FOO_BAR", "OTHER_THING_2"]
@@ -365,7 +425,9 @@ def test_caught_exception_clause() -> None:
         "parse",
     )
     ex = explain_error(site, [], None, project="srv")
-    assert "when a TypeError or KeyError was caught" in ex.what_it_means.text
+    assert ex.facts.items == ("a TypeError or KeyError was caught",)
+    assert "when a TypeError or KeyError was caught" in ex.trigger.text
+    assert "Raised" not in ex.what_it_means.text
 
 
 def test_related_reasons_in_words() -> None:

@@ -47,8 +47,14 @@ def test_a_bare_not_implemented_method_is_a_placeholder_of_its_class() -> None:
 def test_an_assert_is_an_internal_check_and_leads_the_explanation() -> None:
     site = _site("def f(x):\n    assert x.ndim == 2\n", "AssertionError")
     ex = explain_error(site, [], None, project="demo")
-    assert ex.what_it_means.text.startswith("An internal check failed")
-    assert "has no message" in ex.what_it_means.text
+    text = ex.what_it_means.text
+    # the lead says it is internal (the kind note is no longer put before it), and an assert
+    # without a message quotes none and claims no category of problem ("It reports ...")
+    assert text.startswith("This is a check inside demo, and your input did not break it"), text
+    assert "An internal check failed" not in text
+    assert "The message says" not in text and "It reports" not in text
+    assert ex.facts.items == ("the ndim of x is not 2",)
+    assert ex.solutions[0].kind == "report"
 
 
 def test_import_error_names_the_package_or_the_pip_command() -> None:
@@ -102,7 +108,9 @@ def test_a_missing_key_in_load_weights_points_at_the_checkpoint() -> None:
         "KeyError",
     )
     ex = explain_error(site, [], None, project="demo")
-    assert ex.what_it_means.text.startswith("The key printed after KeyError is not in params_dict")
+    text = ex.what_it_means.text
+    assert text.startswith("The model you serve leads here"), text
+    assert "The key printed after KeyError is not in params_dict" in text  # after the lead
     assert ex.solutions[0].kind == "model" and "config.json" in ex.solutions[0].text
     # what the missing name tells: a quantization scale, another variant's layer, a prefix
     assert "scale_inv" in ex.solutions[1].text and "quantization_config" in ex.solutions[1].text
@@ -114,7 +122,8 @@ def test_an_assert_outside_any_if_is_raised_when_its_own_check_fails() -> None:
     site = _site("def f(ratio):\n    assert ratio in (4, 128)\n", "AssertionError")
     ex = explain_error(site, [], None, project="demo")
     assert "no condition guards" not in ex.what_it_means.text
-    assert "Raised in f, when ratio is not 4 or 128." in ex.what_it_means.text
+    assert "Raised in" not in ex.what_it_means.text
+    assert ex.facts.items == ("ratio is not 4 or 128",)
     assert "when ratio is not 4 or 128" in ex.trigger.text
     assert not any("no condition guards" in s.text for s in ex.solutions)
 
@@ -131,8 +140,10 @@ def test_a_docstring_that_restates_the_name_and_a_kind_the_guard_already_says_ar
         ''',
         "ValueError",
     )
-    text = explain_error(site, [], None, project="demo").what_it_means.text
-    assert "size is not a multiple of page" in text
+    ex = explain_error(site, [], None, project="demo")
+    text = ex.what_it_means.text
+    assert "The message says: “size {size} is not a multiple of {page}.”" in text
+    assert ex.facts.items == ("size is not a multiple of page",)
     assert "documentation" not in text and "It reports" not in text
     told = _site(
         '''
@@ -143,7 +154,8 @@ def test_a_docstring_that_restates_the_name_and_a_kind_the_guard_already_says_ar
         "ValueError",
     )
     text = explain_error(told, [], None, project="demo").what_it_means.text
-    assert "a partial page would be lost" in text and "It reports" in text
+    assert "Its documentation says: “Split the cache into pages" in text
+    assert "a partial page would be lost" in text and "It reports" not in text
 
 
 def test_an_error_built_at_run_time_is_called_the_error_not_by_its_builders_name() -> None:
@@ -162,9 +174,15 @@ def test_an_error_built_at_run_time_is_called_the_error_not_by_its_builders_name
     (site,) = result.sites
     assert site.kind == "indirect"
     ex = explain_error(site, [], None, project="demo")
-    texts = " ".join(s.text for s in ex.solutions)
-    assert "the error is raised when" in texts
-    assert "the self." not in texts
+    texts = " ".join(
+        [ex.what_it_means.text, ex.trigger.text, *ex.common_situations.items]
+        + [s.text for s in ex.solutions]
+    )
+    assert "class is chosen at run time" in ex.what_it_means.text
+    assert "the self." not in texts and "the _unaligned_error" not in texts
+    # and no solution restates the check ("the error is raised when ...: that must stop holding")
+    assert not any("is raised when" in s.text for s in ex.solutions)
+    assert ex.facts.items == ("n is not a multiple of the page",)
 
 
 def test_a_function_named_with_a_trailing_preposition_is_named_as_written() -> None:
@@ -172,8 +190,13 @@ def test_a_function_named_with_a_trailing_preposition_is_named_as_written() -> N
         "class TokenPool:\n    def source_layer_of(self, x):\n        assert x\n",
         "AssertionError",
     )
-    text = explain_error(site, [], None, project="demo").what_it_means.text
-    assert "Raised in source_layer_of of the token pool" in text, text
+    ex = explain_error(site, [], None, project="demo")
+    # the "Raised in <function words> of <class>" frame is gone from what it means; where the
+    # function is named (the trigger, the situations), it is named as written
+    assert "Raised in" not in ex.what_it_means.text, ex.what_it_means.text
+    assert ex.what_it_means.text.startswith("We could not tell which of your inputs")
+    assert "`TokenPool.source_layer_of`" in ex.trigger.text
+    assert not any("of of" in t for t in (ex.trigger.text, *ex.common_situations.items))
 
 
 def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() -> None:
@@ -183,7 +206,9 @@ def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() ->
     )
     ex = explain_error(site, [], None, project="demo")
     assert ex.who_hits_it is not None and ex.who_hits_it.kind == "flag"  # server settings
-    assert ex.what_it_means.text.startswith("A check of the settings or input failed")
+    text = ex.what_it_means.text
+    assert text.startswith("A server setting you chose leads here"), text
+    assert "This is a check inside" not in text and "A check of the settings" not in text
     note = kind_note(site, "unknown")
     assert note is not None and note.text.startswith("An internal check failed")
 
@@ -191,5 +216,8 @@ def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() ->
 def test_a_function_named_underscore_is_named_by_where_it_is_defined() -> None:
     source = "def register_fake_ops():\n    def _(q):\n        assert q.dim() == 4\n    return _\n"
     site = _site(source, "AssertionError")
-    text = explain_error(site, [], None, project="demo").what_it_means.text
-    assert "Raised in a function named _ defined in register fake ops" in text, text
+    ex = explain_error(site, [], None, project="demo")
+    text = ex.what_it_means.text
+    assert "Raised in" not in text, text
+    assert text.startswith("This is a check inside demo"), text
+    assert "`register_fake_ops._`" in ex.trigger.text  # named by where it is defined

@@ -231,7 +231,9 @@ def test_a_check_of_tensors_shapes_and_devices_is_an_internal_invariant_reported
         path="python/sglang/kernels/ops/example.py",
     )
     assert ex.who_hits_it.kind == "internal"
-    assert ex.who_hits_it.text.startswith("An internal invariant: the guard reads only `a.dtype`")
+    assert ex.who_hits_it.text.startswith("Nobody's input: this is an internal check")
+    assert "(`a.dtype`: " in ex.who_hits_it.text
+    assert ex.what_it_means.text.startswith("This is a check inside sglang")
     assert "the shape, type, layout or device of tensors the code builds" in ex.who_hits_it.text
     assert ex.solutions[0].kind == "report"
     asserts = [
