@@ -37,7 +37,7 @@ def _argument_usage(argument: TyperArgument) -> str:
 
 
 TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign,assignment]
-TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
+TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign,assignment]
 
 app = typer.Typer(
     no_args_is_help=True,
