@@ -3,6 +3,8 @@ guesses dropped beside a match, and scores alike decided by the traceback's fram
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from matcher_rows import occ, row
 
 from errkb.knowledge.who.evidence import in_test_code
@@ -83,12 +85,12 @@ def _unsupported(name: str, path: str, function: str) -> object:
     )
 
 
-def test_scores_alike_go_to_the_file_and_function_the_frame_names() -> None:
+def test_the_file_and_function_of_the_frame_decide_between_errors_alike() -> None:
     # Four errors read the same words; the frame's line (683) is of a release between the pins.
     rows = [
         _unsupported("method", "llama.py", "LlamaAttention.forward"),
         _unsupported("kind", "qwen2.py", "Qwen2Attention.forward"),
-        _unsupported("feature", "deepseek_v2.py", "DeepseekV2Model.forward"),
+        _unsupported("feature", "deepseek_v2.py", "DeepseekV2Model.init_weights"),
         _unsupported("backend", "deepseek_v2.py", "DeepseekV2AttentionMLA.forward_absorb"),
     ]
     text = (
@@ -97,15 +99,53 @@ def test_scores_alike_go_to_the_file_and_function_the_frame_names() -> None:
         "    raise ValueError(\n"
         "ValueError: MLA is not supported with this attention backend\n"
     )
+    ids = [r.id for r in rows]  # type: ignore[attr-defined]
+    assert min(ids) == ids[0]  # the ids alone would put llama's error first
+    alone = match_text(build_index(rows[:1] + rows[3:]), text.replace("683", "9"))
     index = build_index(rows)  # type: ignore[arg-type]
     found = match_text(index, text)
-    assert len(found) == 4 and len({m.score for m in found}) == 1
-    ids = [r.id for r in rows]  # type: ignore[attr-defined]
-    assert found[0].entry.id == ids[3]  # its file and its function
-    assert found[1].entry.id == ids[2]  # its file
-    assert min(ids) not in ids[2:]  # the ids alone would have put another error first
-    same_file = text.replace("deepseek_v2.py", "qwen2.py").replace("forward_absorb", "forward")
-    assert match_text(index, same_file)[0].entry.id == ids[1]
+    assert [m.entry.id for m in found] == [ids[3], ids[2], ids[0], ids[1]]
+    # Its file and function: read as surely as a pinned site would be, the others raised
+    # elsewhere are contradicted; among those, the same file first, then alike by id.
+    assert found[0].score > found[1].score == found[2].score == found[3].score
+    assert found[0].affinity == 2 and found[1].affinity == 1
+    assert len(alone) == 2 and alone[0].entry.id == ids[3]
+    in_qwen = text.replace("deepseek_v2.py", "qwen2.py").replace("forward_absorb", "forward")
+    assert match_text(index, in_qwen)[0].entry.id == ids[1]
+
+
+def test_a_frame_brings_its_function_s_errors_however_few_words_they_share() -> None:
+    generic = row(
+        "Unsupported activation: {act}.",
+        occ("python/sglang/srt/models/llama.py", 90, "LlamaMLP.__init__", "0.5.23"),
+    )
+    tails = {"laguna": "for now", "apertus": "by this checkpoint", "mimo": "here"}
+    rows = [generic] + [
+        row(
+            "Unsupported activation: {act}. Only silu is supported " + tail + ".",
+            occ(f"python/sglang/srt/models/{model}.py", 90, f"{model}MLP.__init__", "0.5.23"),
+        )
+        for model, tail in tails.items()
+    ]
+    # Many shorter messages share the words and outrank it among the candidates by words.
+    rows += [
+        row(
+            "Unsupported activation: {act} in layer " + f"kind {n}",
+            occ(f"python/sglang/srt/layers/kind{n}.py", 5, "make", "0.5.23"),
+        )
+        for n in range(60)
+    ]
+    text = (
+        "Traceback (most recent call last):\n"
+        f'  File "{SP}/sglang/srt/models/apertus.py", line 999, in __init__\n'
+        "    raise ValueError(\n"
+        "ValueError: Unsupported activation: gelu."
+    )
+    index = build_index(rows)
+    found = match_text(index, text)
+    assert found[0].entry.id == rows[2].id and found[0].affinity == 2
+    unnamed = match_text(replace(index, functions={}), text)  # candidates by words alone
+    assert rows[2].id not in [m.entry.id for m in unnamed]
 
 
 def test_a_test_raise_read_weakly_outside_a_test_is_not_offered() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from errkb.service.match.matcher.index import FrameSite
 
@@ -110,6 +111,20 @@ def innermost_frames(squeezed: str) -> list[Frame]:
             out.append(frame)
         deeper = frame
     return out[::-1]
+
+
+def named_entries(frames: list[Frame], functions: Any, most: int = 16) -> list[int]:
+    """The entries raised in the file and function each frame names, in any snapshot (at most
+    `most` a frame): candidates however few of their words the text shares."""
+    out: list[int] = []
+    for frame in frames:
+        by_function = functions.get(frame.path.rsplit("/", 1)[-1])
+        if not by_function:
+            continue
+        for function, entries in by_function.items():
+            if frame.tail.startswith(function):
+                out.extend(entries[:most])
+    return out
 
 
 def runs_in_test(squeezed: str, test_path: Callable[[str], bool]) -> bool:

@@ -115,6 +115,9 @@ class MatchIndex:
     raise_lines: Mapping[str, RaiseLines] = field(default_factory=dict)
     # (function, file name) -> (statement key, entry) of the sites with a `statement`.
     statements: Statements = field(default_factory=dict)
+    # File name -> function -> the entries raised there in any snapshot: the errors a frame
+    # names by its file and function alone, when its line is no ingested release's.
+    functions: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
     # Asserts and missing-key lookups as prose names them (see `mentions`).
     mentions: Mentions = field(default_factory=lambda: Mentions({}, {}))
     # A class's name as a folded word (`importerror`) -> its entries: a text that names a class
@@ -345,11 +348,22 @@ def build_index(
         stats=stats,
         raise_lines=spans,
         statements=statements,
+        functions=_functions(entries),
         mentions=build_mentions(entries),
         classes=_classes(entries),
         class_of=tuple(_class_key(entry) for entry in entries),
         test_path=test_path or _no_tests,
     )
+
+
+def _functions(entries: list[CompiledTemplate]) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The entries raised in each (file name, function) across every snapshot."""
+    found: dict[str, dict[str, dict[int, None]]] = {}
+    for e, entry in enumerate(entries):
+        for site in entry.sites:
+            name = site.module_path.rsplit("/", 1)[-1]
+            found.setdefault(name, {}).setdefault(site.function, {})[e] = None
+    return {n: {f: tuple(es) for f, es in fs.items()} for n, fs in found.items()}
 
 
 def names_a_class(exception: str) -> bool:

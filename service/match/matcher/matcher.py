@@ -17,7 +17,9 @@ from errkb.service.match.matcher.frames import (
     affinity,
     contradicts,
     frame_before,
+    innermost_frames,
     is_foreign,
+    named_entries,
     pinned_sites,
     runs_in_test,
 )
@@ -71,7 +73,8 @@ def match_text(
         candidates: list[int] | range = range(len(index.entries))
     else:
         found = index.candidates(said, CANDIDATES, CLASS_CANDIDATES)
-        candidates = list(dict.fromkeys([*found, *(h.entry for h in hits)]))
+        by_frame = named_entries(innermost_frames(prep.squeezed), index.functions)
+        candidates = list(dict.fromkeys([*found, *(h.entry for h in hits), *by_frame]))
     scored: list[_Scored] = []
     folded = prep.folded
     for e in candidates:
@@ -150,12 +153,14 @@ class _Scored:
     frame: Frame | None
     pinned: tuple[FrameSite, ...]
     contradicted: bool = False  # the frame before it shows a function that never raises it
+    near: int = 0  # how closely that frame names it (`frames.affinity`; 3: it pins a site)
 
 
 def _frames_decide(scored: list[_Scored]) -> list[_Scored]:
-    """Where the frame before a message pins some of the errors that read it, those the frame
-    contradicts (its function never raises them) lose 40%: the same words raised elsewhere."""
-    pinning = {s.frame.start for s in scored if s.pinned and s.frame is not None}
+    """Where the frame before a message pins some of the errors that read it, or names their
+    file and function, those the frame contradicts (its function never raises them) lose 40%:
+    the same words raised elsewhere."""
+    pinning = {s.frame.start for s in scored if s.near >= 2 and s.frame is not None}
     if not pinning:
         return scored
     return [
@@ -179,6 +184,9 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
         other = False
     frame = frame_before(sq, q0)
     pinned = tuple(pinned_sites(frame, entry.sites)) if frame is not None else ()
+    near = 0
+    if frame is not None:
+        near = 3 if pinned else affinity(frame, entry.sites)
     visible = None
     partial = al.cut is not None or al.last < len(entry.pieces) - 1
     if partial and (
@@ -195,11 +203,13 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
         visible_len=visible,
         class_named=named,
         other_class_named=other,
-        pinned=bool(pinned),
+        # The frame's file and function without its line (a release between the pins) say
+        # as much as a pinned site about which error this is.
+        pinned=near >= 2,
         foreign_frame=frame is not None and is_foreign(frame, entry.roots),
     )
     contradicted = frame is not None and not pinned and contradicts(frame, entry.sites)
-    return _Scored(entry, al, score, frame, pinned, contradicted)
+    return _Scored(entry, al, score, frame, pinned, contradicted, near)
 
 
 def _cut_in_value(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:
@@ -253,9 +263,6 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
         if _assign(params, entry.gaps[-1], prep.value(end, stop)):
             end = stop
     sites = sorted(s.pinned, key=lambda site: site.sort_key)
-    near = 0
-    if s.frame is not None:
-        near = 3 if sites else affinity(s.frame, entry.sites)
     return Match(
         entry=entry,
         score=s.score,
@@ -266,7 +273,7 @@ def _finish(s: _Scored, prep: Prepared) -> Match:
         site_line=s.frame.line if sites and s.frame is not None else None,
         snapshots=tuple(dict.fromkeys(x.snapshot for x in sites)) if sites else entry.snapshots,
         matched=al.matched,
-        affinity=near,
+        affinity=s.near,
     )
 
 
