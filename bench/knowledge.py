@@ -14,7 +14,10 @@ Prints, over all errors of the pinned releases (each explained from its newest s
 - the share of example fixes that are version changes (goal <= 3%), and how many of them are not
   backed by a history fact;
 - spurious flag links: flag solutions saying "the guard tests" code that does not read the flag
-  (goal 0), and the generic "a model / platform this code supports" sentences (goal 0).
+  (goal 0), and the generic "a model / platform this code supports" sentences (goal 0);
+- outside the project's tests: the "could not tell" share of who hits it (goal <= 10%), the
+  retired template frames in "what it means" (goal <= 1%), and first solutions that restate the
+  check (goal 0).
 
 Usage: .venv/bin/python bench/knowledge.py [--db URL]
 Without --db it uses the tests' shared knowledge base of the default pins (built when missing).
@@ -120,6 +123,28 @@ def print_targets(
     print(f"  of those without a history fact: {unbacked} (goal 0)")
 
 
+# Template frames of "what it means" that issue 44 retired (goal: at most 1% of entries), and
+# first solutions that restate the check instead of changing an input (goal 0).
+_FRAMES = re.compile(
+    r"with (one|\d+) more checks? shown in the source|under a check that is shown in the source|"
+    r"^Raised in \w[\w ]* of |Meet the requirement the message states|must stop holding"
+)
+_RESTATES = re.compile(r"Meet the requirement|must stop holding|Nothing in the code names a fix")
+
+
+def print_issue_44(entries: dict[str, ExplanationOut]) -> None:
+    """Over the entries outside the project's tests: "could not tell", frames, restatements."""
+    outside = [e for e in entries.values() if e.who_hits_it and e.who_hits_it.kind != "test"]
+    n = len(outside)
+    unknown = sum(e.who_hits_it is not None and e.who_hits_it.kind == "unknown" for e in outside)
+    frames = sum(bool(_FRAMES.search(e.what_it_means.text)) for e in outside)
+    restated = sum(bool(_RESTATES.search(e.solutions[0].text)) for e in outside)
+    print(f"outside the project's tests ({n:,} entries):")
+    print(f"  'could not tell' who hits it:   {share(unknown, n)} (goal <= 10%)")
+    print(f"  template frames in the meaning: {share(frames, n)} (goal <= 1%)")
+    print(f"  first solution restates check:  {share(restated, n)} (goal 0)")
+
+
 def share(n: int, total: int) -> str:
     return f"{100 * n / total:5.1f}% ({n:,} of {total:,})"
 
@@ -184,6 +209,7 @@ def main() -> None:
     for kind, n in kinds.most_common():
         print(f"  {kind:14} {share(n, total)}")
     print_defects(entries)
+    print_issue_44(entries)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from errkb.knowledge.who.evidence import WhoKind as Audience
 from errkb.knowledge.who.kinds import USER_INPUTS, kind_note
 from errkb.knowledge.words.explain import common_situations, trigger, who_hits_it
 from errkb.knowledge.words.intent import Intent
-from errkb.knowledge.words.meaning import what_it_means
+from errkb.knowledge.words.meaning import named_inputs, what_it_means
 from errkb.knowledge.words.reading import read_site
 
 
@@ -55,6 +55,7 @@ class WhoHitsIt:
     text: str
     provenance: tuple[Provenance, ...]
     evidence: tuple[str, ...] = ()  # each name the guard reads, traced to its input
+    inputs: tuple[str, ...] = ()  # the inputs that lead here, by their user-facing names
 
 
 def with_own_check(site: Site) -> Site:
@@ -133,6 +134,8 @@ def explain_error(
             ("derived:conditions", "derived:flags") if flags else ("derived:conditions",),
         ),
         intent=r.intent,
-        who_hits_it=WhoHitsIt(kind, who.text, who.provenance, evidence),
+        who_hits_it=WhoHitsIt(
+            kind, who.text, who.provenance, evidence, named_inputs(site, r, flags)
+        ),
         inputs=r.inputs,
     )

@@ -44,8 +44,11 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
     if origin.kind == "test":
         return "test", [Clue("test", s, "") for s in origin.chain[:1]]
     traced = origin_clues(origin)
-    if origin.kind in _LINE:
-        return origin.kind, traced + [c for c in clues if c.kind != "unknown"]
+    if origin.kind in _LINE:  # the site's own clues of that class read best, then the chain
+        own = [c for c in clues if c.kind == origin.kind]
+        return origin.kind, own + traced + [
+            c for c in clues if c.kind not in (origin.kind, "unknown")
+        ]
     linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
     if origin.kind == "internal":
         # a flag the ingester linked to the check (not only to the path) still decides

@@ -1,8 +1,8 @@
-"""What an error means and when it happens, in words derived from its site and flags.
+"""Who hits an error and when it happens, in words derived from its site and flags.
 
-`what_it_means` says where the error is raised, what that code is doing as far as names tell,
-and under which conditions (flags named); `trigger` says which flag combination and state lead
-there; `common_situations` lists the situations the message, the flags and the history point to.
+`who_hits_it` says the class and why (what it means is said by `meaning`); `trigger` says
+which flag combination and state lead there; `common_situations` lists the situations the
+message, the flags and the history point to.
 """
 
 from __future__ import annotations
@@ -10,29 +10,17 @@ from __future__ import annotations
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.fixes.commands import trigger_args
-from errkb.knowledge.origins import notes
 from errkb.knowledge.who.evidence import WhoKind as Audience
 from errkb.knowledge.words import message
 from errkb.knowledge.words.intent import INTENT_WORDS
-from errkb.knowledge.words.names import class_name, class_noun, phrase
 from errkb.knowledge.words.reading import Reading
-from errkb.knowledge.words.wording import activity, code, condition_clauses, flag_state
+from errkb.knowledge.words.wording import activity, code, flag_state
 
 
 def _value_like(expr: str) -> bool:
     """A placeholder that prints a value, not a label like `{scope}` or `{name}`."""
     last = expr.rsplit(".", 1)[-1].strip("()")
     return last not in ("scope", "name", "key", "prefix", "label", "cls", "self", "type")
-
-
-def clauses(site: Site, flags: list[Involvement]) -> list[str]:
-    """Every guard of the site as a short clause, outermost first, without repeats."""
-    out: list[str] = []
-    for cond in site.conditions:
-        for c in condition_clauses(cond, flags):
-            if c not in out:
-                out.append(c)
-    return out
 
 
 def named_flags(site: Site, flags: list[Involvement]) -> list[str]:
@@ -56,114 +44,6 @@ def _where(site: Site) -> str:
     if site.qualname in ("", "<module>"):
         return f"at module level in {site.path}"
     return f"in `{site.qualname}` ({site.path})"
-
-
-def _provenance(*parts: tuple[bool, Provenance]) -> tuple[Provenance, ...]:
-    return tuple(p for ok, p in parts if ok) or ("derived:conditions",)
-
-
-def _raised_where(site: Site, glossary: dict[str, str]) -> str:
-    """ "Raised while initializing pools in the KV cache configurator": activity and owner."""
-    act = activity(site.qualname)
-    act = act.replace("`", "") if act else None
-    cls = class_name(site.qualname)
-    owner = class_noun(site.qualname, glossary) or cls
-    named = bool(act and cls and cls in act)  # "constructing SamplingParams" names it already
-    the_owner = "the " + owner if owner and owner != cls else owner
-    if act and owner and not named and " " not in act:  # `validate`: "validating the X"
-        return f"Raised while {act} {the_owner}"
-    if act and owner and not named:
-        return f"Raised while {act} in {the_owner}"
-    if act:
-        return f"Raised while {act}"
-    func = site.qualname.rsplit(".", 1)[-1]
-    if site.qualname in ("", "<module>"):
-        return "Raised when the module is imported"
-    if not func.strip("_"):  # `_`: a throwaway name, often a function registered by decorator
-        outer = [p for p in site.qualname.split(".")[:-1] if p != "<locals>"]
-        inside = f" defined in {phrase(outer[-1], glossary)}" if outer else ""
-        return f"Raised in a function named {func}{inside}"
-    words = phrase(func, glossary)
-    # `source_layer_of`: "in source layer of of the pool" would not read; the name does
-    where = f"Raised in {func.strip('_') if words.split()[-1] in _TRAILING else words}"
-    return where + (f" of {'the ' + owner if owner != cls else owner}" if owner else "")
-
-
-_TRAILING = frozenset("of to in on by at for from with into".split())
-_USER_WORDS = ("--", "the request", "the model", "environment variable", "running on")
-
-
-def _joined(facts: list[str]) -> str:
-    """Facts as one clause: "a, b and c", or "all of these hold: a; b; and c" when long."""
-    if len(facts) == 1:
-        return facts[0]
-    if len(facts) <= 3 and not any("," in f or ";" in f for f in facts):
-        return ", ".join(facts[:-1]) + " and " + facts[-1]
-    return "all of these hold: " + "; ".join(facts[:-1]) + "; and " + facts[-1]
-
-
-# A docstring summary this short restates the function's name; it gives no reason.
-_SHORT_DOC_WORDS = 5
-
-
-def _why(site: Site) -> tuple[list[str], list[Provenance]]:
-    """Why the check exists: the message's reason, then the source's comment or docstring."""
-    out: list[str] = []
-    prov: list[Provenance] = []
-    why = message.reason(site.template)
-    if why:
-        out.append(f"The message gives the reason: {why.replace('`', '')}.")
-        prov.append("derived:message")
-    for text, source in notes.reasons(site):
-        if source == "derived:docstring" and len(text.split()) <= _SHORT_DOC_WORDS:
-            continue  # "Initialize the memory pools.": the function's name said again
-        said = (
-            "A comment at the check says"
-            if source == "derived:comments"
-            else ("The function's documentation says")
-        )
-        out.append(f"{said}: “{text.replace('`', '')}”")
-        prov.append(source)
-    return out, prov
-
-
-def what_it_means(exception: str, site: Site, flags: list[Involvement], r: Reading) -> Derived:
-    """What the user was doing (the activity, the inputs the guard tests, in words), why the
-    check exists, and what kind of problem the message reports. Code stays out: a test that has
-    no words is left to the source shown below it."""
-    worded = [f.text for f in r.facts if f.worded]
-    worded.sort(key=lambda t: not any(w in t for w in _USER_WORDS))  # the user's part first
-    quoted = len(r.facts) - len(worded)
-    text = _raised_where(site, r.glossary)
-    if worded:
-        text += ", when " + _joined(worded)
-        text += (
-            ", with one more check shown in the source"
-            if quoted == 1
-            else (f", with {quoted} more checks shown in the source" if quoted else "")
-        )
-        text += "."
-    elif quoted:
-        text += ", under a check that is shown in the source."
-    else:
-        text += ", whenever that code runs: no condition guards the raise."
-    prov: list[Provenance] = ["derived:conditions"]
-    why, why_prov = _why(site)
-    if why:
-        text += " " + " ".join(why)
-        prov += why_prov
-    if r.intent and not worded:  # the kind of problem, when the guard's words do not say it
-        text += f" It reports {INTENT_WORDS[r.intent]}."
-        prov.append("derived:message")
-    named = named_flags(site, flags)
-    if named:
-        text += f" It names {', '.join(named)}."
-        prov.append("derived:message")
-    if flags:
-        prov.append("derived:flags")
-    if r.glossary and any(w in text for w in r.glossary.values()):
-        prov.append("derived:glossary")
-    return Derived(text, tuple(dict.fromkeys(prov)))
 
 
 _WHO_LEAD: dict[str, str] = {

@@ -53,6 +53,19 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
     return out
 
 
+def named_inputs(site: Site, r: Reading, flags: list[Involvement]) -> tuple[str, ...]:
+    """Every input that leads here by its user-facing name, the who class's own first."""
+    found = inputs_of(site, r, flags)
+    prefix = {"request_field": "request: ", "environment": "env: ", "model_config": "config.json: "}
+    order = sorted(found, key=lambda k: k != r.audience)
+    names = [
+        n if n.startswith(("--", "config.json")) or k not in prefix else prefix[k] + n
+        for k in order
+        for n in found[k]
+    ]
+    return tuple(dict.fromkeys(names))
+
+
 def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
     """The first sentence: what the user did or has that leads here, or that they did not."""
     found = inputs_of(site, r, flags)
