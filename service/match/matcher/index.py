@@ -305,12 +305,15 @@ def build_index(
     entry_words: list[list[bytes]] = []
     opaque = 0
     names: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
+    imports: set[int] = set()  # failed imports: found by their words, never as a class's best
     for row in rows:
         entry, words = compile_entry(row, names, test_path)
         if not entry.pieces and not entry.variants:
             opaque += 1  # no literal text: only a traceback's frame can identify it
             if not entry.statement:
                 continue
+        if row.kind == "import":
+            imports.add(len(entries))
         entries.append(entry)
         entry_words.append(words)
     df: dict[bytes, int] = {}
@@ -351,7 +354,12 @@ def build_index(
         functions=_functions(entries),
         mentions=build_mentions(entries),
         classes=_classes(entries),
-        class_of=tuple(_class_key(entry) for entry in entries),
+        # An import's few words (`cannot import name 'server' from 'grpc'`) would crowd the
+        # ImportErrors that a text naming the class is narrowed to (`ImportError: DeepEP is not
+        # installed`): thousands of them, each as sure as the message it only shares a word with.
+        class_of=tuple(
+            b"" if e in imports else _class_key(entry) for e, entry in enumerate(entries)
+        ),
         test_path=test_path or _no_tests,
     )
 
