@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 
 from errkb.core.settings import Settings
-from errkb.service.cli.materialize import materialize_with_progress
 
 
 def docs(
@@ -28,5 +27,9 @@ def docs(
     ] = False,
 ) -> None:
     """Build the entry documents whose inputs changed (every one with --force)."""
+    # Imported here: the entry builders take a second to import, which every other command of
+    # `errkb` would pay at start-up.
+    from errkb.service.cli.materialize import materialize_with_progress
+
     console = Console(stderr=True, soft_wrap=True, force_terminal=False if lines else None)
     materialize_with_progress(Settings(), console, force=force)

@@ -24,7 +24,6 @@ from rich.markup import escape
 
 from errkb.core.db import engine_from_settings, session_factory
 from errkb.core.settings import Settings
-from errkb.service.status.state import docs_status
 
 log = logging.getLogger("errkb.docs")
 Child = subprocess.Popen[bytes]
@@ -34,6 +33,8 @@ def start_doc_builder(settings: Settings, console: Console) -> Child | None:
     """Start building the missing entry documents in the background, if any are missing."""
     if not settings.serve_builds_docs:
         return None
+    from errkb.service.status.state import docs_status  # the entry builders: only when serving
+
     engine = engine_from_settings(settings)
     try:
         with session_factory(engine)() as session:

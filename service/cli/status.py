@@ -4,7 +4,7 @@ ingest, its duration and the entries it changed; whether the entry documents are
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import httpx
 import typer
@@ -19,7 +19,9 @@ from errkb.ingest.pins import load_pins
 from errkb.ingest.sources.index import client
 from errkb.ingest.sources.simple import pip_index_url, simple_releases
 from errkb.service.cli.failures import exit_code
-from errkb.service.status.state import DocsStatus, KbStatus, RepoStatus, kb_status
+
+if TYPE_CHECKING:  # the module imports the entry builders: a second every command would pay
+    from errkb.service.status.state import DocsStatus, KbStatus, RepoStatus
 
 out = Console(soft_wrap=True, highlight=False)
 
@@ -37,6 +39,8 @@ def status(
         engine = engine_from_settings(settings)
         upgrade(engine)
         with session_factory(engine)() as session:
+            from errkb.service.status.state import kb_status
+
             state = kb_status(session)
         engine.dispose()
     except ErrkbError as exc:
