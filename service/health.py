@@ -142,17 +142,22 @@ def install_health(app: FastAPI) -> None:
         settings: Settings = app.state.settings
         sessions = app.state.sessions
         app.state.kb_health = None
-        refreshed = [float("-inf")]
+        refreshed_at = [float("-inf")]
+        refreshed_key: list[str | None] = [None]  # the content key the state was read under
 
         def check() -> None:
+            # Read here, off the event loop, like the round trip; /healthz and 404s use it.
+            version = app.state.versions.current()
             with sessions() as session:
                 ping(session)
-                # The knowledge base's state costs a few counts: read every KB_STATE_SECONDS.
-                if time.monotonic() - refreshed[0] >= KB_STATE_SECONDS:
+                # The knowledge base's state costs a few counts: read every KB_STATE_SECONDS,
+                # and at once when an ingest has moved the content key, so that `empty` and
+                # the counts beside it always describe the same knowledge base.
+                stale = time.monotonic() - refreshed_at[0] >= KB_STATE_SECONDS
+                if stale or refreshed_key[0] != version.key:
                     app.state.kb_health = Knowledge(**knowledge_summary(session))
-                    refreshed[0] = time.monotonic()
-            # Read here, off the event loop, like the round trip; /healthz and 404s use it.
-            app.state.kb_empty = app.state.versions.empty()
+                    refreshed_at[0], refreshed_key[0] = time.monotonic(), version.key
+            app.state.kb_empty = version.last_modified is None
 
         watch = DatabaseWatch(check, period=settings.health_check_seconds)
         watch.check_now()

@@ -139,3 +139,21 @@ def test_openapi_declares_the_503(db_url: str, tmp_path: Path) -> None:
     responses = spec["paths"]["/healthz"]["get"]["responses"]
     # 422: a query parameter holding a NUL; 500: a crash (service/openapi.py). Never a 304.
     assert set(responses) == {"200", "503", "422", "500"}
+
+
+def test_healthz_counts_agree_with_empty_right_after_an_ingest(db_url: str, tmp_path: Path) -> None:
+    """The knowledge base's fields are read again as soon as an ingest moves the content key,
+    not up to 10 s later: `empty: false` never comes with `snapshots: 0`."""
+    from pages_repo import ingest_pages_repo
+
+    async def scenario(client: httpx.AsyncClient, app: Any) -> list[dict[str, Any]]:
+        before = (await client.get("/healthz")).json()
+        await asyncio.to_thread(ingest_pages_repo, db_url, tmp_path / "src")
+        watch = app.state.database_watch
+        await asyncio.to_thread(watch.check_now)  # the next round trip, without waiting a period
+        return [before, (await client.get("/healthz")).json()]
+
+    settings = Settings(database_url=db_url, data_dir=tmp_path)
+    before, after = _serve(settings, scenario)
+    assert before["empty"] is True and before["knowledge"]["snapshots"] == 0
+    assert after["empty"] is False and after["knowledge"]["snapshots"] >= 1, after
