@@ -57,13 +57,9 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     callers = max(check.callers, path.callers)
     if func is not None and callers < 0 and func.qualname.rsplit(".", 1)[-1] != "__init__":
         callers = len(index.callers(func, MAX_CALLERS))
-    name = func.qualname.rsplit(".", 1)[-1] if func else ""
-    tested_only = callers == 0 and name in index.test_calls and name != "__init__"
     chain = [s for w in (check, path) for s in [x for _, _, x in w.found] + w.internal + w.unknown]
     chain_t = tuple(chain[:8])
     path_inputs = tuple(dict.fromkeys(n for _, n, _ in path.found))
-    if tested_only and func is not None:
-        return Origin("test", (), (f"only the project's tests call {func.qualname}",) + chain_t, 0)
     decided = _decided(check)
     if decided is not None and not (
         _none_test(check_nodes) and check.deep and not check.none_passed

@@ -36,7 +36,8 @@ class SnapshotIndex:
         self.calls: dict[str, list[tuple[str, int]]] = defaultdict(list)
         self.classes: dict[str, list[str]] = defaultdict(list)
         self.defs: dict[str, list[str]] = defaultdict(list)
-        self.test_calls: set[str] = set()  # names the project's tests call
+        # traces already followed in this snapshot (`trace.Walk._remembered`)
+        self.memo: dict[tuple[object, ...], tuple[object, ...]] = {}
         for path, text in self.texts.items():
             for m in _CALL.finditer(text):
                 self.calls[m.group(1)].append((path, m.start(1)))
@@ -44,9 +45,6 @@ class SnapshotIndex:
                 self.classes[m.group(1)].append(path)
             for m in _DEF.finditer(text):
                 self.defs[m.group(1)].append(path)
-        for path, text in texts.items():
-            if path not in self.texts:
-                self.test_calls.update(_CALL.findall(text))
         self._facts: dict[str, ModuleFacts] = {}
 
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from errkb.core.origin import OriginKind
@@ -22,6 +22,7 @@ from errkb.ingest.origins.snapshot_index import SnapshotIndex
 MAX_STEPS = 80  # names followed per site
 MAX_DEPTH = 6  # calls or assignments followed away from the site
 MAX_CALLERS = 6
+_STEP = "\x00"  # stands for the step that led to a remembered trace
 # The order in which an input class wins when a check reads several: what a user changes first
 # (a parallelism size before the model's sizes it divides).
 ORDER: tuple[OriginKind, ...] = (
@@ -171,11 +172,45 @@ class Walk:
             return
         self._passed(func, name, rest or "", at, depth, step)
 
+    def _remembered(self, key: tuple[object, ...], step: str, work: Callable[[str], None]) -> None:
+        """Run `work` once per snapshot for a key, then replay what it found under this step:
+        a function called from many sites, or a field read by many, is followed once."""
+        memo = self.index.memo
+        hit = memo.get(key)
+        if hit is None:
+            marks = (len(self.found), len(self.internal), len(self.unknown), self.followed)
+            work(_STEP)
+            hit = (
+                tuple(self.found[marks[0] :]),
+                tuple(self.internal[marks[1] :]),
+                tuple(self.unknown[marks[2] :]),
+                self.followed - marks[3],
+            )
+            del self.found[marks[0] :], self.internal[marks[1] :], self.unknown[marks[2] :]
+            self.followed = marks[3]
+            memo[key] = hit
+        self.found += [(k, n, t.replace(_STEP, step)) for k, n, t in hit[0]]
+        self.internal += [t.replace(_STEP, step) for t in hit[1]]
+        self.unknown += [t.replace(_STEP, step) for t in hit[2]]
+        self.followed += hit[3]
+
     def _passed(self, func: Func, name: str, rest: str, at: Place, depth: int, step: str) -> None:
         """What the callers of `func` pass for its parameter (or dataclass field) `name`."""
         calls = self.index.callers(func, MAX_CALLERS)
         if depth == 0:
             self.callers = max(self.callers, 0) + len(calls)
+        key = ("passed", func.qualname, func.start, name, rest, depth)
+        self._remembered(key, step, lambda s: self._passed_now(func, calls, name, rest, depth, s))
+
+    def _passed_now(
+        self,
+        func: Func,
+        calls: list[tuple[str, int, Func | None]],
+        name: str,
+        rest: str,
+        depth: int,
+        step: str,
+    ) -> None:
         if not calls:
             self.unknown.append(f"{step}: no caller of {func.qualname} found")
             return
@@ -207,6 +242,13 @@ class Walk:
         hit = self._assigned(cls, attr)
         if hit is None:
             return False
+        key = ("member", cls, attr, rest, depth)
+        self._remembered(key, step, lambda s: self._member_now(hit, attr, rest, depth, s))
+        return True
+
+    def _member_now(
+        self, hit: tuple[str, ModuleFacts, str], attr: str, rest: str, depth: int, step: str
+    ) -> None:
         path, facts, c = hit
         assigned = facts.assigns.get(f"{c}.{attr}", [])
         for method, expr, tests in assigned[:3]:
@@ -217,7 +259,6 @@ class Walk:
                 self._exprs([tests], "", place, depth, f"{step} <- set in {place} when ")
         if not assigned:
             self._field(c, attr, facts, path, rest, depth, step)
-        return True
 
     def _self(self, attr: str, rest: str, at: Place, depth: int, step: str) -> None:
         owner = at.func.owner if at.func else ""
