@@ -23,6 +23,7 @@ from errkb.core.records import FlagLink, flag_links
 from errkb.core.settings import Settings
 from errkb.knowledge.facts import Involvement, TimelineFacts
 from errkb.knowledge.history.lineage import Kin
+from errkb.knowledge.who.evidence import in_test_code
 from errkb.service.entries.ai import cached_explanation
 from errkb.service.entries.facts import (
     catalog_for,
@@ -124,6 +125,7 @@ def build_entry(
         exception_chain=list(error.chain or builtin_chain(error.exception)),
         kind=error.kind,
         check=error.check_text,
+        test_code=bool(slim) and all(in_test_code(p) for p in {r.path for r in slim}),
         repo=RepoOut(name=repo.name, web_url=repo.web_url),
         template=[asdict(s) for s in site.template.segments],  # type: ignore[misc]
         form=error.form,

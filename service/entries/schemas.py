@@ -321,6 +321,9 @@ class Entry(BaseModel):
     # (a missing key); `check` is what must hold: the assert's condition, the subscript.
     kind: str = "raise"
     check: str | None = None
+    # Every site is in the project's own tests (`tests/`, `test_*.py`, a conftest): code a
+    # server never runs. Matches and searches rank such errors below the rest.
+    test_code: bool = False
     repo: RepoOut
     template: list[SegmentOut]
     form: str

@@ -298,9 +298,9 @@ def error_details(entry: Entry, base: str) -> ErrorDetails:
 
 
 def is_test_code(entry: Entry) -> bool:
-    """True for an error raised only in the project's own tests (who hits it: "test")."""
+    """True for an error raised only in the project's own tests (by its paths, or who hits it)."""
     who = entry.explanation.who_hits_it
-    return who is not None and who.kind == "test"
+    return entry.test_code or (who is not None and who.kind == "test")
 
 
 def match_item(m: MatchOut, entry: Entry, base: str) -> MatchItem:

@@ -168,7 +168,8 @@ def shared_fields(api: dict[str, Any], base: str) -> dict[str, Any]:
         "who_hits_it": {k: x["who_hits_it"][k] for k in ("kind", "text")}
         if x["who_hits_it"]
         else None,
-        "test_code": bool(x["who_hits_it"]) and x["who_hits_it"]["kind"] == "test",
+        "test_code": api["test_code"]
+        or (bool(x["who_hits_it"]) and x["who_hits_it"]["kind"] == "test"),
         "solutions": [
             {"kind": s["kind"], "text": s["text"], "command": s["command"]} for s in x["solutions"]
         ],

@@ -54,6 +54,8 @@ def test_a_test_entry_says_it_is_test_code(db_url: str, tmp_path: Path) -> None:
     html = _page(db_url, f"/errors/{test_hit.id}")
     meaning = html[html.index('<section id="meaning"') : html.index('<section id="solutions"')]
     assert "Test code:</strong> raised only in acme/ranked's own tests" in meaning
+    entry = _page(db_url, f"/api/errors/{test_hit.id}")
+    assert '"test_code":true' in entry.replace(" ", "")
 
 
 def test_the_search_page_marks_test_code_and_names_an_unknown_flag(
