@@ -173,6 +173,8 @@ class _Collector:
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # a method when the function sits right in a class's body
         owner = self.classes[-1] if self.classes and self.scope[-1:] == self.classes[-1:] else ""
+        if not owner and self.func:  # a function nested in a method sees its `self`
+            owner = self.func[-1][0]
         a = node.args
         params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         annotations = tuple(

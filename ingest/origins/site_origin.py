@@ -61,17 +61,19 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     chain_t = tuple(chain[:8])
     path_inputs = tuple(dict.fromkeys(n for _, n, _ in path.found))
     decided = _decided(check)
-    if decided is not None and not (
-        _none_test(check_nodes) and check.deep and not check.none_passed
-    ):
-        return Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs)
-    if decided is not None:  # a None test whose callers always pass a value: it cannot fire
+    if decided is not None and _none_test(check_nodes) and check.deep and not check.none_passed:
+        # a None test whose callers always pass a value: it cannot fire from an input
         why = "every caller passes a value, never None"
         return Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1])
+    if site.kind != "assert":  # every test of a raise's guard is a condition the input meets
+        decided = decided or _decided(path)
+    if decided is not None:
+        return Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs)
     if check.internal or (check.followed and not check.found):
         # the values the check compares are the code's own: its callers and assignments were
         # followed and reach no input
-        return Origin("internal", (), chain_t, callers, path_inputs=path_inputs)
+        searched = f"{check.followed} callers and assignments followed; none reaches an input"
+        return Origin("internal", (), (*chain_t, searched), callers, path_inputs=path_inputs)
     decided = _decided(path)
     if decided is not None:
         return Origin(decided[0], decided[1], chain_t, callers)

@@ -46,6 +46,7 @@ class SnapshotIndex:
             for m in _DEF.finditer(text):
                 self.defs[m.group(1)].append(path)
         self._facts: dict[str, ModuleFacts] = {}
+        self._callers: dict[tuple[str, int, str], list[tuple[str, int, Func | None]]] = {}
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
@@ -93,18 +94,26 @@ class SnapshotIndex:
 
     def callers(self, func: Func, limit: int = 12) -> list[tuple[str, int, Func | None]]:
         """Where a function is called: (path, offset of the callee name, the calling function).
-        A method is looked for as `.name(` (any receiver), `__init__` as its class's name."""
+        A method is looked for as `.name(` (any receiver); `__init__` as its class's name, and as
+        `super().__init__(` in the classes that name it as a base."""
+        key = (func.qualname, func.start, func.owner)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = found = self._find_callers(func, limit)
+        return found
+
+    def _find_callers(self, func: Func, limit: int) -> list[tuple[str, int, Func | None]]:
         name = func.qualname.rsplit(".", 1)[-1]
+        spots = list(self.calls.get(name, ())[: limit * 4])
         if name == "__init__" and func.owner:
             name = func.owner
+            spots = list(self.calls.get(name, ())[: limit * 4]) + self._super_calls(func.owner)
         found = []
-        for path, at in self.calls.get(name, ())[: limit * 4]:
+        for path, at in spots:
             text = self.texts[path]
             before = text[at - 1] if at else ""
             if func.owner and name != func.owner and before != ".":
                 continue  # a method is called through a receiver
-            if not func.owner and before == "." and not text[max(0, at - 5) : at] == "self.":
-                pass  # a module function may be called as `module.name(`
             if text.startswith("def ", max(0, at - 4)) or text.startswith("class ", max(0, at - 6)):
                 continue
             caller = self.facts(path).func_at(self.line_of(path, at))
@@ -112,6 +121,21 @@ class SnapshotIndex:
             if len(found) >= limit:
                 break
         return found
+
+    def _super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
+        """`super().__init__(` calls in classes whose statement names `owner` among its bases."""
+        out = []
+        for path, at in self.calls.get("__init__", ()):
+            text = self.texts[path]
+            if not text.startswith("super().", max(0, at - 8)):
+                continue
+            head = text.rfind("\nclass ", 0, at)
+            line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
+            if re.search(rf"[(,\s.]{re.escape(owner)}\s*[,)]", line):
+                out.append((path, at))
+                if len(out) >= limit:
+                    break
+        return out
 
     def functions(self, name: str) -> list[tuple[str, Func]]:
         """Module-level functions of that name in the snapshot (at most three)."""

@@ -107,8 +107,10 @@ class Walk:
         if r.kind == "input" and r.origin is not None:
             self.found.append((r.origin, r.name, f"{step}: {r.why} ({r.name})"))
             self.deep &= depth > 0
-        elif r.kind == "internal" and isinstance(node, ast.Constant) and depth == 0:
-            return  # comparing with a literal says nothing of where the value comes from
+        elif r.kind == "internal" and isinstance(node, ast.Constant) and not _handed(via):
+            # comparing with a literal, or a local starting at one (a counter), says nothing of
+            # where the value comes from; a literal a caller passes or a class sets does
+            return
         elif r.kind == "internal":
             self.internal.append(f"{step}: {r.why}")
         elif depth >= MAX_DEPTH:
@@ -179,7 +181,9 @@ class Walk:
         hit = memo.get(key)
         if hit is None:
             marks = (len(self.found), len(self.internal), len(self.unknown), self.followed)
+            seen, self.seen = self.seen, set()  # what this walk saw elsewhere is no bar here
             work(_STEP)
+            self.seen = seen | self.seen
             hit = (
                 tuple(self.found[marks[0] :]),
                 tuple(self.internal[marks[1] :]),
@@ -188,7 +192,8 @@ class Walk:
             )
             del self.found[marks[0] :], self.internal[marks[1] :], self.unknown[marks[2] :]
             self.followed = marks[3]
-            memo[key] = hit
+            if any(hit[:3]):  # a trace cut short by the step budget is not kept
+                memo[key] = hit
         self.found += [(k, n, t.replace(_STEP, step)) for k, n, t in hit[0]]
         self.internal += [t.replace(_STEP, step) for t in hit[1]]
         self.unknown += [t.replace(_STEP, step) for t in hit[2]]
@@ -214,13 +219,17 @@ class Walk:
         if not calls:
             self.unknown.append(f"{step}: no caller of {func.qualname} found")
             return
+        read = False
         for path, offset, caller in calls:
             arg = _argument(self.index.call_text(path, offset), func, name)
             if arg is None:
                 continue
+            read = True
             self.followed += 1
             where = Place(path, caller)
             self._exprs([arg], rest, where, depth, f"{step} <- passed by {where} as ")
+        if not read:  # each call leaves it to its default, or passes it by *args
+            self.unknown.append(f"{step}: no call of {func.qualname} shows what it gets")
 
     def _assigned(self, cls: str, attr: str) -> tuple[str, ModuleFacts, str] | None:
         """The module and class (`cls` or a base, in any module) that assigns or declares
@@ -316,6 +325,11 @@ def _argument(call: str, func: Func, name: str) -> str | None:
     if i < len(node.args):
         return ast.unparse(node.args[i])
     return None  # the default value: said by the signature, not the caller
+
+
+def _handed(via: str) -> bool:
+    """True when the trace went through a caller or a class's assignment."""
+    return " passed by " in via or " set in " in via
 
 
 def _short(text: str) -> str:
