@@ -131,7 +131,7 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
         if isinstance(value, str) and value.startswith("--") and value[2:3].isalpha():
             return Read("input", "flag", value, "a command-line option")
         if isinstance(value, str) and value.endswith("config.json"):
-            return Read("input", "model_config", value, "the model's configuration file")
+            return Read("input", "model_config", f"file: {value}", "the model's configuration file")
         return Read("internal", "internal", why="a literal")
     chain = chain_of(node)
     if not chain:
@@ -151,11 +151,13 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if len(bare) >= 2 and last in _TENSOR and bare[-2] != "self" and not _MEDIA.search(bare[0]):
         return Read("internal", "internal", why=f"a tensor's {last}")
     if any(_HARDWARE_CALL.match(p) for p in bare) and not _DEPENDENCY.match(last):
-        return Read("input", "hardware", "the GPU or platform", "the hardware in use")
+        return Read("input", "hardware", "hardware: the GPU or platform", "the hardware in use")
     if any(_PARALLEL.search(p) for p in bare[-2:]):
         return Read("input", "hardware", _parallel_flag(last, rules), "a parallelism size")
     if any(_DEPENDENCY.search(p) for p in bare):
-        return Read("input", "dependency", last, "an installed package or its version")
+        return Read(
+            "input", "dependency", f"package: {last}", "an installed package or its version"
+        )
     model_names = set(rules.vocabulary.model_config_names)
     if any(p in model_names or p == "model_config" for p in bare[:-1]) or (
         rules.in_model_code(path)
@@ -183,7 +185,7 @@ def _parallel_flag(name: str, rules: Rules) -> str:
     for dest in (name, name.replace("world_size", "size"), f"{name.split('_')[0]}_size"):
         if rules.flag(dest):
             return rules.flag(dest) or dest
-    return "the parallelism sizes (--tp-size and the like)"
+    return "hardware: the parallelism sizes"
 
 
 def classes_named(

@@ -38,8 +38,8 @@ def _input_fix(name: str, project: str) -> Fix | None:
             command=f"unset {value}",
             input=value,
         )
-    if kind.endswith("config.json") or name.endswith("config.json"):
-        field = value or name
+    if kind in ("config.json", "file"):
+        field = value
         return Fix(
             "model",
             f"Check the model's configuration ({field} in its config.json): this code does not "

@@ -33,18 +33,20 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
     ingester linked to the guard and the inputs the site's own names show."""
     out: dict[str, list[str]] = {}
     origin = site.origin
+    prefixes = {
+        "request": "request_field",
+        "env": "environment",
+        "config.json": "model_config",
+        "file": "model_config",
+        "hardware": "hardware",
+        "package": "dependency",
+    }
     for name in origin.inputs if origin is not None else ():
         kind, _, value = name.partition(": ")
-        if kind == "request":
-            out.setdefault("request_field", []).append(value)
-        elif kind == "env":
-            out.setdefault("environment", []).append(value)
-        elif name.endswith("config.json") or kind.endswith("config.json"):
-            out.setdefault("model_config", []).append(value or name)
-        elif name.startswith("--"):
+        if name.startswith("--"):
             out.setdefault("flag", []).append(name)
-        else:
-            out.setdefault(origin.kind if origin is not None else "hardware", []).append(name)
+        elif kind in prefixes and value:
+            out.setdefault(prefixes[kind], []).append(value)
     for f in flags:
         if f.in_condition and f.cli:
             out.setdefault("flag", []).append(f.flag)
@@ -56,10 +58,15 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
 def named_inputs(site: Site, r: Reading, flags: list[Involvement]) -> tuple[str, ...]:
     """Every input that leads here by its user-facing name, the who class's own first."""
     found = inputs_of(site, r, flags)
-    prefix = {"request_field": "request: ", "environment": "env: ", "model_config": "config.json: "}
+    prefix = {
+        "request_field": "request: ",
+        "environment": "env: ",
+        "model_config": "config.json: ",
+        "dependency": "package: ",
+    }
     order = sorted(found, key=lambda k: k != r.audience)
     names = [
-        n if n.startswith(("--", "config.json")) or k not in prefix else prefix[k] + n
+        n if n.startswith("--") or k not in prefix or n.endswith(".json") else prefix[k] + n
         for k in order
         for n in found[k]
     ]
