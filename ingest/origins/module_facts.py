@@ -46,6 +46,9 @@ class ModuleFacts:
     # "Class.attr" -> (method qualname, assigned expression source, the `if` tests around it)
     assigns: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     fields: dict[str, dict[str, str]] = field(default_factory=dict)  # class -> name -> annotation
+    # `try` bodies: (first line, last line, the classes caught, what the handler does:
+    # "raises", "logs" or "goes on")
+    tries: list[tuple[int, int, tuple[str, ...], str]] = field(default_factory=list)
     _starts: list[int] = field(default_factory=list)
     _by_start: list[Func] = field(default_factory=list)
 
@@ -77,6 +80,14 @@ class ModuleFacts:
                 best = f
                 break
         return best
+
+    def catching(self, line: int, exception: str) -> str:
+        """What a `try` around the line does with that exception ("" when none catches it)."""
+        for start, end, names, action in self.tries:
+            if start <= line <= end and action != "raises":
+                if exception in names or {"Exception", "BaseException"} & set(names):
+                    return action
+        return ""
 
     def methods_named(self, name: str) -> list[Func]:
         """Functions and methods of this module called `name`."""
@@ -146,6 +157,11 @@ class _Collector:
             self.tests[-1] = f"not ({self.tests[-1]})" if self.tests[-1] else ""
             self.statements(node.orelse)
             self.tests.pop()
+        elif isinstance(node, ast.Try | ast.TryStar) and node.body:
+            self._try(node)
+            for name in _BODIES:
+                for child in getattr(node, name, ()) or ():
+                    self.statement(child)
         elif isinstance(node, ast.Match):
             for case in node.cases:
                 self.statements(case.body)
@@ -153,6 +169,23 @@ class _Collector:
             for name in _BODIES:
                 for child in getattr(node, name, ()) or ():
                     self.statement(child)
+
+    def _try(self, node: ast.Try | ast.TryStar) -> None:
+        for h in node.handlers:
+            types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type else []
+            names = tuple(
+                t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "") for t in types
+            ) or ("BaseException",)
+            action = "goes on"
+            for stmt in h.body:
+                if isinstance(stmt, ast.Raise):
+                    action = "raises"
+                    break
+                text = self.src(stmt)
+                if "log" in text or "warn" in text or "print(" in text:
+                    action = "logs"
+            end = node.body[-1].end_lineno or node.body[-1].lineno
+            self.facts.tries.append((node.body[0].lineno, end, names, action))
 
     def _class(self, node: ast.ClassDef) -> None:
         self.facts.bases[node.name] = tuple(

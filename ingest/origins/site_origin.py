@@ -6,9 +6,11 @@ the check's values were followed and reach no input, then the inputs that choose
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from errkb.core.origin import Origin, OriginKind
 from errkb.core.records import Site
+from errkb.ingest.origins.module_facts import Func
 from errkb.ingest.origins.reads import Rules
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
 from errkb.ingest.origins.trace import MAX_CALLERS, ORDER, Place, Walk, leaves, parse_expr
@@ -57,6 +59,7 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     callers = max(check.callers, path.callers)
     if func is not None and callers < 0 and func.qualname.rsplit(".", 1)[-1] != "__init__":
         callers = len(index.callers(func, MAX_CALLERS))
+    caught = _caught(site, func, index)
     chain = [s for w in (check, path) for s in [x for _, _, x in w.found] + w.internal + w.unknown]
     chain_t = tuple(chain[:8])
     path_inputs = tuple(dict.fromkeys(n for _, n, _ in path.found))
@@ -64,22 +67,43 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     if decided is not None and _none_test(check_nodes) and check.deep and not check.none_passed:
         # a None test whose callers always pass a value: it cannot fire from an input
         why = "every caller passes a value, never None"
-        return Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1])
+        return replace(
+            Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1]), caught=caught
+        )
     if site.kind != "assert":  # every test of a raise's guard is a condition the input meets
         decided = decided or _decided(path)
     if decided is not None:
-        return Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs)
+        return replace(
+            Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs), caught=caught
+        )
     if check.internal or (check.followed and not check.found):
         # the values the check compares are the code's own: its callers and assignments were
         # followed and reach no input
         searched = f"{check.followed} callers and assignments followed; none reaches an input"
-        return Origin("internal", (), (*chain_t, searched), callers, path_inputs=path_inputs)
+        return replace(
+            Origin("internal", (), (*chain_t, searched), callers, path_inputs=path_inputs),
+            caught=caught,
+        )
     decided = _decided(path)
     if decided is not None:
-        return Origin(decided[0], decided[1], chain_t, callers)
+        return replace(Origin(decided[0], decided[1], chain_t, callers), caught=caught)
     if path.internal or path.followed:
-        return Origin("internal", (), chain_t, callers)
-    return Origin("unknown", (), chain_t, callers)
+        return replace(Origin("internal", (), chain_t, callers), caught=caught)
+    return replace(Origin("unknown", (), chain_t, callers), caught=caught)
+
+
+def _caught(site: Site, func: Func | None, index: SnapshotIndex) -> str:
+    """How the callers treat the error when every caller found catches it, else ""."""
+    if func is None or func.qualname.rsplit(".", 1)[-1] == "__init__":
+        return ""
+    said = []
+    for path, offset, caller in index.callers(func, MAX_CALLERS):
+        action = index.facts(path).catching(index.line_of(path, offset), site.exception)
+        if not action:
+            return ""
+        where = caller.qualname if caller else "module level"
+        said.append(f"{where} catches it and {'logs it' if action == 'logs' else 'goes on'}")
+    return "; ".join(dict.fromkeys(said))
 
 
 def _none_test(nodes: list[ast.expr]) -> bool:

@@ -15,6 +15,9 @@ from hashlib import blake2b
 
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
 
+# a remembered trace: what it found (class, input, step), its internal and its unknown steps,
+# and how many callers and assignments it followed (`trace.Walk._remembered`)
+Remembered = tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], int]
 _CALL = re.compile(r"(?<![\w])(\w+)\(")
 _CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
@@ -37,7 +40,7 @@ class SnapshotIndex:
         self.classes: dict[str, list[str]] = defaultdict(list)
         self.defs: dict[str, list[str]] = defaultdict(list)
         # traces already followed in this snapshot (`trace.Walk._remembered`)
-        self.memo: dict[tuple[object, ...], tuple[object, ...]] = {}
+        self.memo: dict[tuple[object, ...], Remembered] = {}
         for path, text in self.texts.items():
             for m in _CALL.finditer(text):
                 self.calls[m.group(1)].append((path, m.start(1)))

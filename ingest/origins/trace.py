@@ -13,6 +13,7 @@ import ast
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from errkb.core.origin import OriginKind
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
@@ -194,7 +195,7 @@ class Walk:
             self.followed = marks[3]
             if any(hit[:3]):  # a trace cut short by the step budget is not kept
                 memo[key] = hit
-        self.found += [(k, n, t.replace(_STEP, step)) for k, n, t in hit[0]]
+        self.found += [(cast(OriginKind, k), n, t.replace(_STEP, step)) for k, n, t in hit[0]]
         self.internal += [t.replace(_STEP, step) for t in hit[1]]
         self.unknown += [t.replace(_STEP, step) for t in hit[2]]
         self.followed += hit[3]

@@ -9,9 +9,9 @@ that choose the code path: changing one avoids the check until the bug is fixed.
 from __future__ import annotations
 
 from errkb.core.origin import Origin
-from errkb.knowledge.facts import Fix
+from errkb.knowledge.facts import Fix, Provenance
 
-_PROV = ("derived:conditions",)
+_PROV: tuple[Provenance, ...] = ("derived:conditions",)
 
 
 def _input_fix(name: str, project: str) -> Fix | None:
@@ -84,3 +84,21 @@ def workaround_fixes(origin: Origin | None, project: str) -> list[Fix]:
                 )
             )
     return out[:2]
+
+
+def caught_fix(origin: Origin | None) -> Fix | None:
+    """What the user sees when every caller found catches the error."""
+    if origin is None or not origin.caught:
+        return None
+    logs = "logs it" in origin.caught
+    return Fix(
+        "condition",
+        f"This error may not stop the program: its callers catch it ({origin.caught}). "
+        + (
+            "You see it in the log; only this request or transfer fails, and the server goes "
+            "on. Nothing needs fixing unless that outcome is unwanted."
+            if logs
+            else "The code goes on without it. Nothing needs fixing unless that is unwanted."
+        ),
+        _PROV,
+    )

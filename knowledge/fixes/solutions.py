@@ -115,7 +115,7 @@ def solutions(
         out += _environment_fixes(site)
     if r.audience != "internal":
         out.append(cause_fixes.report_fix(r, project, first=False))
-    quiet = swallowed.swallowed_fix(site)
+    quiet = swallowed.swallowed_fix(site) or origin_fixes.caught_fix(site.origin)
     return ([quiet] if quiet else []) + out + downs
 
 

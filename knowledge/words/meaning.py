@@ -185,6 +185,13 @@ def what_it_means(site: Site, flags: list[Involvement], r: Reading, project: str
     if reasons:
         text += " " + " ".join(reasons[:2])
         prov += more
+    if site.origin is not None and site.origin.caught:
+        logs = "logs it" in site.origin.caught
+        text += f" Its callers catch it ({site.origin.caught}): " + (
+            "you see it in the log as a warning or a failed request, not as a crash."
+            if logs
+            else "it does not stop the program; the code goes on without it."
+        )
     if site.origin is not None and site.origin.callers == 0 and r.audience not in ("test",):
         text += (
             " No call of this function was found elsewhere in this release, so it may not be "

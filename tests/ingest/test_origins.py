@@ -68,6 +68,18 @@ FILES = {
         "    def check(self):\n"
         "        assert self.layout == 'nhd'\n"
     ),
+    "p/transfer.py": (
+        "import logging\n"
+        "logger = logging.getLogger()\n"
+        "def send(handle):\n"
+        "    if handle is None:\n"
+        "        raise RuntimeError('transfer failed')\n"
+        "def poll(handle):\n"
+        "    try:\n"
+        "        send(handle)\n"
+        "    except Exception as e:\n"
+        "        logger.warning('failed: %s', e)\n"
+    ),
     "p/tests/test_pool.py": "from p.kernels import scatter\nscatter(None, 0)\n",
 }
 
@@ -134,3 +146,12 @@ def test_origins_round_trip_through_their_stored_form() -> None:
     assert Origin.from_json(origin.to_json()) == origin
     assert Origin.from_json({"kind": "nonsense"}) is None
     assert Origin.from_json(None) is None
+
+
+def test_a_check_every_caller_catches_says_how_the_callers_treat_it() -> None:
+    site = _site("p/transfer.py", 5, "send", ("handle is None",))
+    site = Site(**{**site.__dict__, "exception": "RuntimeError"})
+    origin = _origin(site)
+    assert origin.caught == "poll catches it and logs it"
+    # a caller that lets it through is not caught
+    assert _origin(_site("p/kernels.py", 3, "scatter", ("page_size <= 0",))).caught == ""
