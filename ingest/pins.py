@@ -57,6 +57,9 @@ class RepoPin(BaseModel):
     # their names differ (where they agree, the release's own requirements tell); a list names
     # each distribution that has installed it (`sgl_kernel = ["sglang-kernel", "sgl-kernel"]`).
     distributions: tuple[tuple[str, str], ...] = ()
+    # [repos.path_flags] "*/layers/attention/*" = "--attention-backend": the flag or environment
+    # variable that chooses the code in those files, offered as the way around an internal check
+    path_flags: tuple[tuple[str, str], ...] = ()
 
     @field_validator("path_prefix")
     @classmethod
@@ -111,6 +114,15 @@ class RepoPin(BaseModel):
             raise ValueError('must be a table of name part = words, like swa = "sliding-window"')
         return tuple(sorted(value.items()))
 
+    @field_validator("path_flags", mode="before")
+    @classmethod
+    def _path_flag_table(cls, value: object) -> object:
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()
+        ):
+            raise ValueError('must be a table of path glob = flag, like "*/attention/*" = "--x"')
+        return tuple(value.items())
+
     @field_validator("distributions", mode="before")
     @classmethod
     def _distribution_table(cls, value: object) -> object:
@@ -164,6 +176,7 @@ class RepoPin(BaseModel):
             model_paths=self.model_paths,
             request_aliases=self.request_aliases,
             distributions=self.distributions,
+            path_flags=self.path_flags,
         )
 
     @field_validator("exceptions", "lookups", "own_packages")

@@ -124,6 +124,7 @@ def explain_error(
                 pypi_name=pypi_name,
                 reading=r,
                 launch_command=launch_command,
+                path_flags=(vocabulary or Vocabulary()).path_flags,
             )
         ),
         example_fix=example_fix(

@@ -29,6 +29,8 @@ class Vocabulary:
     # "opencv-python"), one pair per distribution (in the pins' order): what a failed import's
     # entry names to install
     distributions: tuple[tuple[str, str], ...] = ()
+    # a path glob -> the flag or environment variable that chooses the code in those files
+    path_flags: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
@@ -55,6 +57,7 @@ class Vocabulary:
             model_paths=names("model_paths"),
             request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
             distributions=pairs,
+            path_flags=tuple((str(k), str(v)) for k, v in (raw.get("path_flags") or {}).items()),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -68,6 +71,7 @@ class Vocabulary:
             "model_paths": list(self.model_paths),
             "request_aliases": dict(self.request_aliases),
             "distributions": _grouped(self.distributions),
+            "path_flags": dict(self.path_flags),
         }
 
 

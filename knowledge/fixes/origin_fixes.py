@@ -8,6 +8,8 @@ that choose the code path: changing one avoids the check until the bug is fixed.
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
+
 from errkb.core.origin import Origin
 from errkb.knowledge.facts import Fix, Provenance
 
@@ -56,12 +58,25 @@ def input_fixes(origin: Origin | None, project: str) -> list[Fix]:
     return [f for name in origin.inputs if (f := _input_fix(name, project)) is not None]
 
 
-def workaround_fixes(origin: Origin | None, project: str) -> list[Fix]:
-    """For an internal check: the inputs that choose its code path, as a way around it."""
-    if origin is None:
-        return []
+def path_flag(path: str, path_flags: tuple[tuple[str, str], ...]) -> str | None:
+    """The flag (or "env: NAME=value") that chooses the code in that file, from the pins."""
+    return next((flag for glob, flag in path_flags if fnmatchcase(path, glob)), None)
+
+
+def workaround_fixes(
+    origin: Origin | None,
+    project: str,
+    path: str = "",
+    path_flags: tuple[tuple[str, str], ...] = (),
+) -> list[Fix]:
+    """For an internal check: the inputs that choose its code path, as a way around it; else
+    the flag the pins name for the file's code (a backend chosen by a flag)."""
+    names = list(origin.path_inputs) if origin is not None else []
+    chooser = path_flag(path, path_flags)
+    if chooser and chooser.split("=")[0] not in {n.split("=")[0] for n in names}:
+        names.append(chooser)
     out = []
-    for name in origin.path_inputs:
+    for name in names:
         kind, _, value = name.partition(": ")
         if name.startswith("--"):
             out.append(
@@ -73,6 +88,18 @@ def workaround_fixes(origin: Origin | None, project: str) -> list[Fix]:
                     flag=name,
                 )
             )
+        elif kind == "env" and "=" in value:  # a value the pins name that avoids the code
+            var, _, fixed = value.partition("=")
+            out.append(
+                Fix(
+                    "environment",
+                    f"Until it is fixed, avoid this code path: start {project} with {var}={fixed}, "
+                    "which runs another implementation of this operation.",
+                    _PROV,
+                    command=f"export {var}={fixed}",
+                    input=var,
+                )
+            )
         elif kind == "env":
             out.append(
                 Fix(
@@ -81,6 +108,7 @@ def workaround_fixes(origin: Origin | None, project: str) -> list[Fix]:
                     "value (it chooses the code that runs this check).",
                     _PROV,
                     command=f"unset {value}",
+                    input=value,
                 )
             )
     return out[:2]

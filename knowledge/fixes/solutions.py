@@ -81,6 +81,7 @@ def solutions(
     pypi_name: str | None = None,
     reading: Reading | None = None,
     launch_command: str | None = None,
+    path_flags: tuple[tuple[str, str], ...] = (),
 ) -> list[Fix]:
     """Every solution, concrete ones first; never empty."""
     r = reading or read_site(site, flags, Vocabulary())
@@ -104,7 +105,7 @@ def solutions(
         return [test_suite.test_suite_fix(site.path, project), *advice, *ups]
     if r.audience == "internal":  # proven: the code's own state, so it goes upstream first
         out = [cause_fixes.report_fix(r, project, first=True)]
-        out += origin_fixes.workaround_fixes(site.origin, project)
+        out += origin_fixes.workaround_fixes(site.origin, project, site.path, path_flags)
         out += [*advice, *ups]
     else:
         out = advice + [f for k in order for f in by_cause[k]]

@@ -26,5 +26,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("snapshots") as batch:
-        batch.drop_column("requirements")
+    # A plain DROP COLUMN on both dialects (see 0011): a batch copy of `snapshots` on SQLite
+    # drops the table, and its ON DELETE CASCADE empties every table that points to it.
+    op.drop_column("snapshots", "requirements")

@@ -69,8 +69,8 @@ def test_flags_and_site_code_convert_to_what_the_ingester_writes_and_back(
         engine.dispose()
 
 
-# Columns added after 0006 (revision 0011): a downgrade below it cannot keep them.
-LATER_COLUMNS = ("chain", "kind", "check_text", "site_counts")
+# Columns added after 0006 (revisions 0011 and 0015): a downgrade below them cannot keep them.
+LATER_COLUMNS = ("chain", "kind", "check_text", "site_counts", "requirements")
 
 
 def _before_0011(dumped: dict[str, list[str]]) -> dict[str, list[str]]:
