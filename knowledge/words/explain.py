@@ -72,7 +72,8 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             "a test fails."
         )
     elif r.audience == "internal":
-        how = r.clues[0].text if r.clues else "the values it compares are the code's own"
+        searched = [c.text for c in r.clues if "followed; none reaches an input" in c.text]
+        how = (searched or [c.text for c in r.clues] or ["the values it compares are its own"])[0]
         text = (
             "Nobody's input: this is an internal check, and the values it compares are built by "
             f"the code itself ({how}). Reaching it points to a bug, or a case the code did not "

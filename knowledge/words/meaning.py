@@ -134,6 +134,12 @@ def _plain(name: str) -> str:
         return f"the environment variable {value}"
     if kind == "request":
         return f"the request's {value}"
+    if kind == "hardware":
+        return value
+    if kind == "package":
+        return f"the package behind {value}"
+    if kind in ("config.json", "file"):
+        return f"the model's {value}" if kind == "config.json" else f"the model's {value} file"
     return name
 
 
