@@ -70,8 +70,6 @@ def model_fixes(r: Reading) -> list[Fix]:
     fields = [i.name for i in model if i.name]
     names = ", ".join(dict.fromkeys(fields)) or "its configuration"
     text = f"Check the model's config.json ({names})"
-    if tested and r.site.kind != "lookup":  # a lookup's guards filter names: no help here
-        text += f": the error is raised when {_quoted(tested)} holds"
     values = _accepted(r, "model_config")
     if values:
         text += "; the values the code lists are " + ", ".join(values[:8])
@@ -120,13 +118,9 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     clues = [c for c in r.clues if c.kind == "hardware"]
     if not clues:
         return []
-    tested = tests_of(r, "hardware")
     parallel = any("parallelism" in c.text for c in clues)
     what = "the parallelism settings" if parallel else "the GPU or platform in use"
-    shown = _quoted(tested) or ", ".join(f"`{c.code}`" for c in clues if c.code)
-    text = f"This depends on {what}" + (
-        f": the error is raised when {shown} holds." if shown else "."
-    )
+    text = f"This depends on {what}."
     if parallel:
         text += (
             " Choose the tensor, data, expert or pipeline parallel sizes (and the number of "
@@ -167,13 +161,7 @@ def dependency_fixes(r: Reading) -> list[Fix]:
     clues = [c for c in r.clues if c.kind == "dependency"]
     if not clues:
         return named
-    tested = [t for t in tests_of(r, "dependency") if t]
-    if tested:
-        text = f"Check the installed packages: the error is raised when {_quoted(tested)} holds."
-    else:
-        text = (
-            "Check the installed packages: the error is raised when a package cannot be imported."
-        )
+    text = "Check the installed packages."
     text += " Install the package the check names, or the version it asks for, in the same "
     text += "environment as the server; an import error printed earlier in the log says which."
     return named + [Fix("model", text, _PROV)]
