@@ -136,7 +136,11 @@ def explain_error(
         ),
         intent=r.intent,
         who_hits_it=WhoHitsIt(
-            kind, who.text, who.provenance, evidence, named_inputs(site, r, flags)
+            kind,
+            who.text,
+            who.provenance,
+            evidence,
+            named_inputs(site, r, flags, (vocabulary or Vocabulary()).path_flags),
         ),
         inputs=r.inputs,
     )

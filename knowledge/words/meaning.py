@@ -9,6 +9,8 @@ list of conditions is not repeated here: the entry shows it under its own headin
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
+
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
@@ -55,8 +57,11 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
     return out
 
 
-def named_inputs(site: Site, r: Reading, flags: list[Involvement]) -> tuple[str, ...]:
-    """Every input that leads here by its user-facing name, the who class's own first."""
+def named_inputs(
+    site: Site, r: Reading, flags: list[Involvement], path_flags: tuple[tuple[str, str], ...] = ()
+) -> tuple[str, ...]:
+    """Every input that leads here by its user-facing name, the who class's own first, then
+    those that choose the code path (for an internal check, the way around it)."""
     found = inputs_of(site, r, flags)
     prefix = {
         "request_field": "request: ",
@@ -69,7 +74,13 @@ def named_inputs(site: Site, r: Reading, flags: list[Involvement]) -> tuple[str,
         n if n.startswith("--") or k not in prefix or n.endswith(".json") else prefix[k] + n
         for k in order
         for n in found[k]
+        if n.strip()
     ]
+    if site.origin is not None:
+        names += [n for n in site.origin.path_inputs if not n.startswith("hardware: ")]
+    if r.audience == "internal":
+        chooser = next((f for g, f in path_flags if fnmatchcase(site.path, g)), None)
+        names += [chooser.split("=")[0]] if chooser else []
     return tuple(dict.fromkeys(names))
 
 

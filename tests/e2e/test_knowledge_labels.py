@@ -35,9 +35,9 @@ CLASSES = {
     "test": "test_code",
     "unknown": "unknown",
 }
-# Floors as measured on 2026-12-07 (docs/figures.md): who agrees on 43 of 60.
-MIN_WHO = 41
-MIN_INPUTS = 20
+# Floors as measured on 2026-12-07 (docs/figures.md): who agrees on 40 of 60, inputs on 23 of 51.
+MIN_WHO = 40
+MIN_INPUTS = 23
 _NAME = re.compile(r"--[\w-]+|[A-Z][A-Z0-9_]{3,}|[a-z_][a-z0-9_]{2,}")
 
 
