@@ -154,21 +154,28 @@ class _Scored:
     pinned: tuple[FrameSite, ...]
     contradicted: bool = False  # the frame before it shows a function that never raises it
     near: int = 0  # how closely that frame names it (`frames.affinity`; 3: it pins a site)
+    named_score: float = 0.0  # the score were its file and function as good as a pinned site
 
 
 def _frames_decide(scored: list[_Scored]) -> list[_Scored]:
-    """Where the frame before a message pins some of the errors that read it, or names their
-    file and function, those the frame contradicts (its function never raises them) lose 40%:
-    the same words raised elsewhere."""
-    pinning = {s.frame.start for s in scored if s.near >= 2 and s.frame is not None}
-    if not pinning:
+    """Where the frame before a message pins some of the errors that read it, those the frame
+    contradicts (its function never raises them) lose 40%: the same words raised elsewhere.
+    Where it pins none (its line is of a release that was not ingested) but names the file and
+    function of some, those are read as surely as a pinned site, and the contradicted lose 40%
+    as well."""
+    pinning = {s.frame.start for s in scored if s.pinned and s.frame is not None}
+    naming = {s.frame.start for s in scored if s.near == 2 and s.frame is not None} - pinning
+    if not (pinning or naming):
         return scored
-    return [
-        replace(s, score=round(s.score * OTHER_FUNCTION_PENALTY, 4))
-        if s.contradicted and s.frame is not None and s.frame.start in pinning
-        else s
-        for s in scored
-    ]
+    out = []
+    for s in scored:
+        at = s.frame.start if s.frame is not None else -1
+        if at in naming and s.near == 2:
+            s = replace(s, score=s.named_score)
+        elif s.contradicted and (at in pinning or at in naming):
+            s = replace(s, score=round(s.score * OTHER_FUNCTION_PENALTY, 4))
+        out.append(s)
+    return out
 
 
 def _rank(s: _Scored) -> tuple[float, int, int, str]:
@@ -197,19 +204,29 @@ def _score(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> _Scored:
         visible = sum(len(p) for p in entry.pieces[: al.last + 1])
         if al.cut is not None:
             visible += al.cut[1] - len(entry.pieces[al.cut[0]])
+    foreign = frame is not None and is_foreign(frame, entry.roots)
     score = match_score(
         matched=al.matched,
         literal_len=entry.literal_len,
         visible_len=visible,
         class_named=named,
         other_class_named=other,
-        # The frame's file and function without its line (a release between the pins) say
-        # as much as a pinned site about which error this is.
-        pinned=near >= 2,
-        foreign_frame=frame is not None and is_foreign(frame, entry.roots),
+        pinned=bool(pinned),
+        foreign_frame=foreign,
     )
+    named_score = score
+    if near == 2:  # the frame's file and function, not its line: see `_frames_decide`
+        named_score = match_score(
+            matched=al.matched,
+            literal_len=entry.literal_len,
+            visible_len=visible,
+            class_named=named,
+            other_class_named=other,
+            pinned=True,
+            foreign_frame=foreign,
+        )
     contradicted = frame is not None and not pinned and contradicts(frame, entry.sites)
-    return _Scored(entry, al, score, frame, pinned, contradicted, near)
+    return _Scored(entry, al, score, frame, pinned, contradicted, near, named_score)
 
 
 def _cut_in_value(entry: CompiledTemplate, al: Alignment, prep: Prepared) -> bool:
