@@ -6,6 +6,7 @@ the check's values were followed and reach no input, then the inputs that choose
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 
 from errkb.core.origin import Origin, OriginKind
@@ -59,6 +60,12 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     callers = max(check.callers, path.callers)
     if func is not None and callers < 0 and func.qualname.rsplit(".", 1)[-1] != "__init__":
         callers = len(index.callers(func, MAX_CALLERS))
+    network = _network(site)
+    if network:  # raised while handling a failed connection: the machine's network
+        check.found.append(("environment", "network: the network connection", network))
+    if site.kind == "assert" and not check.found and not path.found and not check.internal:
+        # an assert whose values reach no input: the project's own invariant
+        check.internal.append("an assert whose values reach no input that could be traced")
     caught = _caught(site, func, index)
     chain = [s for w in (check, path) for s in [x for _, _, x in w.found] + w.internal + w.unknown]
     chain_t = tuple(chain[:8])
@@ -80,9 +87,9 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         # the values the check compares are the code's own: its callers and assignments were
         # followed and reach no input
         searched = f"{check.followed} callers and assignments followed; none reaches an input"
+        said = (*chain_t, searched) if check.followed else chain_t
         return replace(
-            Origin("internal", (), (*chain_t, searched), callers, path_inputs=path_inputs),
-            caught=caught,
+            Origin("internal", (), said, callers, path_inputs=path_inputs), caught=caught
         )
     decided = _decided(path)
     if decided is not None:
@@ -90,6 +97,20 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     if path.internal or path.followed:
         return replace(Origin("internal", (), chain_t, callers), caught=caught)
     return replace(Origin("unknown", (), chain_t, callers), caught=caught)
+
+
+_NETWORK = re.compile(
+    r"ConnectionError|RequestException|Timeout|URLError|HTTPError|ConnectTimeout|socket\.error|"
+    r"ClientError|ProtocolError|SSLError|HfHubHTTPError|LocalEntryNotFoundError"
+)
+
+
+def _network(site: Site) -> str:
+    """The failed-connection classes a raise is handling, said as a step ("" when none)."""
+    for c in site.conditions:
+        if c.kind == "except" and _NETWORK.search(c.expr):
+            return f"raised while handling `{c.expr}`: a connection failed"
+    return ""
 
 
 def _caught(site: Site, func: Func | None, index: SnapshotIndex) -> str:

@@ -18,6 +18,15 @@ _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 
 def _input_fix(name: str, project: str) -> Fix | None:
     kind, _, value = name.partition(": ")
+    if kind == "network":
+        return Fix(
+            "environment",
+            "Check the network from this machine: reach the host it downloads from or connects "
+            "to (a proxy with HTTPS_PROXY, a mirror such as HF_ENDPOINT), or fetch what it needs "
+            "ahead of time (a model downloaded to a local folder, passed by its path), then start "
+            "again.",
+            _PROV,
+        )
     if name.startswith("--"):
         return Fix(
             "flag",

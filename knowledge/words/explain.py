@@ -49,7 +49,7 @@ def _where(site: Site) -> str:
 _WHO_LEAD: dict[str, str] = {
     "flag": "A flag you set",
     "request_field": "A field of the request you sent",
-    "environment": "An environment variable where the server starts",
+    "environment": "The environment where the server runs (an environment variable, the network)",
     "model_config": "The model you serve: its configuration or weights",
     "dependency": "The installed packages: one is missing or has another version",
     "hardware": "The hardware, platform or parallelism settings in use",

@@ -42,6 +42,7 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
         "file": "model_config",
         "hardware": "hardware",
         "package": "dependency",
+        "network": "environment",
     }
     for name in origin.inputs if origin is not None else ():
         kind, _, value = name.partition(": ")
@@ -71,7 +72,9 @@ def named_inputs(
     }
     order = sorted(found, key=lambda k: k != r.audience)
     names = [
-        n if n.startswith("--") or k not in prefix or n.endswith(".json") else prefix[k] + n
+        n
+        if n.startswith(("--", "the ")) or k not in prefix or n.endswith(".json")
+        else prefix[k] + n
         for k in order
         for n in found[k]
         if n.strip()
@@ -113,6 +116,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             return f"Your request set {fields} to something this code does not accept."
         return "A field of the request you sent leads here, and this code refuses it."
     if r.audience == "environment":
+        if "the network connection" in names:
+            return (
+                "A connection from this machine failed (a download, or another server it talks "
+                "to), and the code gave up: the network where it runs leads here, not a setting."
+            )
         if names:
             return (
                 f"The environment variable {_listed(names)}, as set where {project} starts, "
