@@ -35,8 +35,8 @@ CLASSES = {
     "test": "test_code",
     "unknown": "unknown",
 }
-# Floors as measured on 2026-12-07 (docs/figures.md): who agrees on 40 of 60, inputs on 23 of 51.
-MIN_WHO = 40
+# Floors as measured on 2026-12-07 (docs/figures.md): who agrees on 42 of 60, inputs on 23 of 51.
+MIN_WHO = 42
 MIN_INPUTS = 23
 _NAME = re.compile(r"--[\w-]+|[A-Z][A-Z0-9_]{3,}|[a-z_][a-z0-9_]{2,}")
 
