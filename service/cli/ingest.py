@@ -43,52 +43,61 @@ def _notice(message: str) -> None:
     err.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
 
 
+# The options, named here so that `ingest` reads as what it does.
+PypiOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="SPEC",
+        help="Releases: name==version, a bound like 'name>=0.4', or a bare name for every "
+        "release (repeatable)",
+    ),
+]
+GitOption = Annotated[
+    str | None, typer.Option(metavar="URL", help="A git URL or local repository path")
+]
+RefOption = Annotated[
+    list[str] | None, typer.Option(metavar="REF", help="A git ref to pin (repeatable)")
+]
+DirOption = Annotated[Path | None, typer.Option(metavar="PATH", help="A local folder")]
+LabelOption = Annotated[
+    str | None, typer.Option(metavar="NAME", help="The folder snapshot's label")
+]
+RepoOption = Annotated[
+    str | None, typer.Option(metavar="NAME", help="The pins repo whose config to use")
+]
+PinsOption = Annotated[
+    Path | None, typer.Option("--pins", metavar="FILE", help="Pins file (default: settings)")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print every snapshot's figures as JSON")]
+ClassesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--classes",
+        metavar="CLASS",
+        help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
+    ),
+]
+DocsOption = Annotated[
+    bool,
+    typer.Option(
+        "--docs",
+        help="Also build the entry documents before returning (for a static export or a "
+        "read-only deployment; by default the server and `errkb docs` build them)",
+    ),
+]
+
+
 def ingest(
-    pypi: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="SPEC",
-            help="Releases: name==version, a bound like 'name>=0.4', or a bare name for every "
-            "release (repeatable)",
-        ),
-    ] = None,
-    git: Annotated[
-        str | None, typer.Option(metavar="URL", help="A git URL or local repository path")
-    ] = None,
-    ref: Annotated[
-        list[str] | None, typer.Option(metavar="REF", help="A git ref to pin (repeatable)")
-    ] = None,
-    dir: Annotated[  # noqa: A002
-        Path | None, typer.Option(metavar="PATH", help="A local folder")
-    ] = None,
-    label: Annotated[
-        str | None, typer.Option(metavar="NAME", help="The folder snapshot's label")
-    ] = None,
-    repo: Annotated[
-        str | None, typer.Option(metavar="NAME", help="The pins repo whose config to use")
-    ] = None,
-    pins_file: Annotated[
-        Path | None, typer.Option("--pins", metavar="FILE", help="Pins file (default: settings)")
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print every snapshot's figures as JSON")
-    ] = False,
-    classes: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--classes",
-            metavar="CLASS",
-            help="Only raises of these exception classes, no asserts (repeatable; default: pins)",
-        ),
-    ] = None,
-    docs: Annotated[
-        bool,
-        typer.Option(
-            "--docs",
-            help="Also build the entry documents before returning (for a static export or a "
-            "read-only deployment; by default the server and `errkb docs` build them)",
-        ),
-    ] = False,
+    pypi: PypiOption = None,
+    git: GitOption = None,
+    ref: RefOption = None,
+    dir: DirOption = None,  # noqa: A002
+    label: LabelOption = None,
+    repo: RepoOption = None,
+    pins_file: PinsOption = None,
+    as_json: JsonOption = False,
+    classes: ClassesOption = None,
+    docs: DocsOption = False,
 ) -> None:
     """Ingest snapshots: every pin in pins.toml, or the --pypi / --git / --dir sources given.
 

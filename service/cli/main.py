@@ -3,7 +3,6 @@ db upgrade."""
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
@@ -176,8 +175,9 @@ def mcp() -> None:
 
 
 def _port_free(host: str, port: int) -> None:
-    """One line and the usage exit code when the address is taken, before anything starts
-    (uvicorn would say so only after the whole start-up, as `[Errno 98]`)."""
+    """One line and the configuration exit code when the address is taken, before anything
+    starts (uvicorn said so only after the whole start-up, as `[Errno 98]`); the words are those
+    of the multi-process server (`service.processes`)."""
     import socket
 
     try:
@@ -186,13 +186,11 @@ def _port_free(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
             probe.bind((host, port))
     except OSError as exc:
-        why = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+        why = exc.strerror or str(exc)
         typer.echo(
-            f"error: cannot serve on {host}:{port}: {why}; stop what serves there, or choose "
-            "another port with --port (or ERRKB_PORT)",
-            err=True,
+            f"error: cannot listen on {host}:{port}: {why} (choose another --port)", err=True
         )
-        raise typer.Exit(failures.USAGE) from None
+        raise typer.Exit(failures.CONFIG) from None
 
 
 def _schema_ready(settings: Settings) -> None:

@@ -172,10 +172,9 @@ def test_serve_on_a_busy_port(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         url = f"sqlite:///{tmp_path / 'kb' / 'kb.sqlite3'}"
         code, lines = _run(tmp_path, ["serve", "--port", str(port)], {"ERRKB_DATABASE_URL": url})
-    assert code == failures.USAGE, lines
+    assert code == failures.CONFIG, lines
     assert lines == [
-        f"error: cannot serve on 127.0.0.1:{port}: already in use; stop what serves there, or "
-        "choose another port with --port (or ERRKB_PORT)"
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use (choose another --port)"
     ]
 
 
