@@ -63,6 +63,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     network = _network(site)
     if network:  # raised while handling a failed connection: the machine's network
         check.found.append(("environment", "network: the network connection", network))
+    unguarded = not any(c.kind in ("if", "elif", "while", "case") for c in site.conditions)
+    if site.exception == "NotImplementedError" and unguarded and site.kind == "raise":
+        # a method body that only raises: the class the code chose does not implement it
+        check.internal.append("a method this class leaves unimplemented, reached by the code")
     if site.kind == "assert" and not check.found and not path.found and not check.internal:
         # an assert whose values reach no input: the project's own invariant
         check.internal.append("an assert whose values reach no input that could be traced")

@@ -36,7 +36,7 @@ ORDER: tuple[OriginKind, ...] = (
 )
 _WRAPPERS = frozenset(
     "len isinstance any all int float str bool tuple list set sorted max min abs getattr hasattr "
-    "type callable math.prod sum".split()
+    "type callable math.prod sum const_expr cutlass.const_expr".split()
 )
 
 
@@ -52,8 +52,9 @@ def parse_expr(text: str) -> ast.expr | None:
 def leaves(node: ast.AST) -> Iterator[ast.expr]:
     """The outermost name chains, calls and literals an expression reads; the arguments of
     `len`, `isinstance` and such are read in their place."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS:
-        args = node.args[:1] if node.func.id in ("isinstance", "hasattr", "getattr") else node.args
+    func = ast.unparse(node.func) if isinstance(node, ast.Call) else ""
+    if isinstance(node, ast.Call) and func in _WRAPPERS:
+        args = node.args[:1] if func in ("isinstance", "hasattr", "getattr") else node.args
         for a in args:
             yield from leaves(a)
         return
