@@ -77,9 +77,7 @@ class WhoHitsItOut(BaseModel):
     text: str
     provenance: list[Provenance] = Field(min_length=1)
     evidence: list[str] = []  # each name the guard reads, traced to the input it comes from
-    # the inputs that lead here, by their user-facing names ("--page-size", "request: n",
-    # "env: SGLANG_X", "config.json: hidden_size"), the class's own first
-    inputs: list[str] = []
+    inputs: list[str] = []  # by their user-facing names ("--page-size", "env: X"), its own first
 
 
 class InputOut(BaseModel):

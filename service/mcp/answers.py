@@ -15,6 +15,7 @@ from pydantic_core import CoreSchema
 
 from errkb.service.entries.schemas import Entry
 from errkb.service.match.schemas import Confidence, MatchOut
+from errkb.service.mcp.texts import cut
 from errkb.service.search.schemas import SearchResults
 
 # Related errors an answer lists (the page lists up to eight): the Markdown and the structured
@@ -234,11 +235,6 @@ class SearchAnswer(Answer):
     total: int
     items: list[SearchItem]
     notes: list[str] = Field(description="a flag or exception class no ingested version knows")
-
-
-def cut(text: str, limit: int) -> str:
-    """`text`, cut to `limit` characters with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def absolute(base: str, url: str) -> str | None:

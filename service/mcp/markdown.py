@@ -6,7 +6,8 @@ lists are capped, and every answer ends with the link to the full page, where no
 
 from __future__ import annotations
 
-from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer, cut
+from errkb.service.mcp.answers import ErrorDetails, MatchAnswer, SearchAnswer
+from errkb.service.mcp.texts import cut
 
 ENTRY_BUDGET = 8000
 MATCH_BUDGET = 2000

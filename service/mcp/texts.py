@@ -77,3 +77,8 @@ def check_id(error_id: str) -> str:
             "match_error and search_errors return them."
         )
     return normal
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -205,4 +205,4 @@ def test_large_matches_at_once_all_get_their_answer(base: tuple[str, int]) -> No
 
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(post, range(8)))
-    assert answers == [(200, {"matches": []})] * 8
+    assert answers == [(200, {"matches": [], "raised_by": None})] * 8
