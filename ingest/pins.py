@@ -199,8 +199,11 @@ class RepoPin(BaseModel):
         )
 
     def only(self, classes: tuple[str, ...]) -> RepoPin:
-        """This repo limited to raises of `classes` (no asserts, no lookups): `--classes`."""
-        return self.model_copy(update={"exceptions": classes, "asserts": False, "lookups": ()})
+        """This repo limited to raises of `classes` (no asserts, no lookups, no imports of other
+        packages): `--classes`."""
+        return self.model_copy(
+            update={"exceptions": classes, "asserts": False, "lookups": (), "own_packages": ()}
+        )
 
 
 def _is_http_url(value: str) -> bool:

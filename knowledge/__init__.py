@@ -85,6 +85,15 @@ def _own_check_kind(
     return who_hits_it(read_site(alone, mine, vocabulary or Vocabulary(), web_url))[0]
 
 
+def _with_note(note: tuple[Fix, ...], found: list[Fix], kind: str) -> tuple[Fix, ...]:
+    """The kind note's solutions first, but after the report of an internal check (and after
+    the note that callers catch it, which leads when there is one)."""
+    if kind != "internal" or not found:
+        return (*note, *found)
+    lead = next((i for i, f in enumerate(found) if f.kind == "report"), 0) + 1
+    return (*found[:lead], *note, *found[lead:])
+
+
 def explain_error(
     site: Site,
     flags: list[Involvement],
@@ -112,8 +121,8 @@ def explain_error(
         what_it_means=meaning,
         trigger=trigger(site, flags, launch_command, r),
         common_situations=common_situations(site, flags, tl, project, r),
-        solutions=(() if note is None else note.fixes)
-        + tuple(
+        solutions=_with_note(
+            note.fixes if note is not None else (),
             solutions(
                 site,
                 flags,
@@ -125,7 +134,8 @@ def explain_error(
                 reading=r,
                 launch_command=launch_command,
                 path_flags=(vocabulary or Vocabulary()).path_flags,
-            )
+            ),
+            kind,
         ),
         example_fix=example_fix(
             site, flags, launch_command, r, tl=tl, pypi_name=pypi_name, releases=releases

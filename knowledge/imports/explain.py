@@ -86,7 +86,8 @@ def explain_import(
     )
     prov: tuple[Provenance, ...] = ("derived:message", "derived:conditions")
     return Explanation(
-        what_it_means=Derived(_meaning(site, facts), prov),
+        # names stay plain here: the module, the name and the file are said as written
+        what_it_means=Derived(_meaning(site, facts).replace("`", ""), prov),
         trigger=Derived(_trigger(site, facts), ("derived:conditions",)),
         common_situations=DerivedItems(_situations(facts), ("derived:message",)),
         solutions=import_fixes(site, facts, flags, tl, releases),

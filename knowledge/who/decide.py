@@ -50,10 +50,12 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
             c for c in clues if c.kind not in (origin.kind, "unknown")
         ]
     linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
+    named_flag = [c for c in clues if c.kind == "flag" and "the message names" in c.text]
     if origin.kind == "internal":
-        # a flag the ingester linked to the check (not only to the path) still decides
-        if linked_flag and not origin.path_inputs:
-            return "flag", linked_flag + traced
+        # a flag the ingester linked to the check (not only to the path) still decides, and so
+        # does a message that names a flag: it addresses the user ("try to increase --x")
+        if (linked_flag and not origin.path_inputs) or named_flag:
+            return "flag", named_flag + linked_flag + traced
         return "internal", traced
     if kind != "unknown":
         return kind, clues + traced

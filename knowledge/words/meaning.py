@@ -27,7 +27,8 @@ def _listed(names: list[str]) -> str:
 
 
 def _code(name: str) -> str:
-    return f"`{name}`"
+    """A name as "what it means" says it: plain (the entry's code lives under other headings)."""
+    return name
 
 
 def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, list[str]]:

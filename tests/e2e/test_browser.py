@@ -176,7 +176,8 @@ def test_reference_entry_shows_every_section(
     message = " ".join(page.locator("#message pre").inner_text().split())
     assert message == f"ValueError: {REF_MESSAGE}"
     meaning = page.locator("#meaning").inner_text()
-    assert "initializing pools in the KV cache configurator" in meaning  # prose, not code
+    # prose in the user's terms, not code (issue 44)
+    assert "You started sglang with --disaggregation-mode and --enable-unified-memory" in meaning
     assert "Who hits it: A flag you set" in meaning
 
     source = page.locator("#source .snap-group.selected")

@@ -189,7 +189,7 @@ def test_a_message_less_assertion_error(session: Session, index: MatchIndex) -> 
         assert _best(index, text + "\nAssertionError\n") == expected.id
     entry = build_entry(session, expected.id)
     assert entry.check == "self.fd is not None"
-    assert entry.explanation.what_it_means.text.startswith("An internal check failed")
+    assert entry.explanation.what_it_means.text.startswith("This is a check inside sglang")
 
 
 def test_a_custom_class_printed_with_its_module_path(session: Session, index: MatchIndex) -> None:

@@ -40,7 +40,9 @@ CAUSES = {
 # Floors this test keeps, as measured: of the six held cases, three get the real cause's class,
 # and two name the fix that resolved it (--allow-auto-truncate; max_tokens, the OpenAI API's name
 # of max_new_tokens). The others' fixes were upstream patches (PR numbers) or not recorded.
-MIN_CLASSED = 3
+# 3 before the value-origin index, which reads flashinfer-mla-invalid-mode-target-verify as the
+# environment's doing (the issue 44 note says so)
+MIN_CLASSED = 2
 MIN_NAMED = 2
 
 

@@ -57,10 +57,11 @@ def test_reference_entry_reads_as_four_facts(session: Session) -> None:
     for word in ("Mamba", "DeepSeek", "hybrid sliding-window", "--enable-unified-memory"):
         assert joined.count(word) == 1, (word, facts)
     meaning = ex.what_it_means.text
-    assert meaning.startswith("Raised while initializing pools in the KV cache configurator")
+    # in the user's terms: the flags they started the server with (issue 44)
+    assert meaning.startswith("You started sglang with --disaggregation-mode and")
+    assert "--enable-unified-memory" in meaning.split(".")[0]
     assert "no whole-envelope transfer scheme for the SWA sub-pool" in meaning
     assert "`" not in meaning  # plain prose
-    assert "derived:glossary" in ex.what_it_means.provenance
     assert ex.who_hits_it is not None and ex.who_hits_it.kind == "flag"
     assert "--enable-unified-memory is tested by the guard" in ex.who_hits_it.evidence
     assert ex.solutions[0].kind == "advice"
@@ -86,7 +87,9 @@ def test_environment_variable_error_names_the_variable(session: Session) -> None
     ex = entry.explanation
     print("\n" + render(entry))
     assert ex.who_hits_it is not None and ex.who_hits_it.kind == "environment"
-    assert "the environment variable SGLANG_DIFFUSION_CFG_GATE_STEP" in ex.what_it_means.text
+    assert ex.what_it_means.text.startswith(
+        "The environment variable SGLANG_DIFFUSION_CFG_GATE_STEP"
+    )
     env = [s for s in ex.solutions if s.kind == "environment"]
     assert env and env[0].input == "SGLANG_DIFFUSION_CFG_GATE_STEP"
     assert ex.solutions[0].kind != "report"
@@ -111,6 +114,7 @@ _INPUT_IN_CODE = re.compile(
     r"(?<![.\w])sampling_params\.|(?<![.\w])request\.[a-z_]+"
 )
 _ENV_IN_MESSAGE = re.compile(r"\bSGLANG_[A-Z0-9_]+")
+_FLAG_IN_MESSAGE = re.compile(r"--[a-z][a-z0-9-]+")
 
 
 def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) -> None:
@@ -129,6 +133,8 @@ def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) 
             if occ.flags:
                 linked.add(occ.error_id)
         for error, ex in snapshot_explanations(session, label):
+            if error.kind == "import":  # a failed import's fixes are its requirements (issue 45)
+                continue
             checked += 1
             assert ex.who_hits_it is not None
             kinds = [s.kind for s in ex.solutions]
@@ -138,20 +144,27 @@ def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) 
             report = ex.solutions[kinds.index("report")]
             assert (report.url or "").endswith("/issues/new")
             if ex.who_hits_it.kind != "internal":
-                # reported only as a last resort, never claiming that no input is tested
-                assert kinds.index("report") > 0 and "computes itself" not in report.text
+                # reported only as a last resort (or alone, when nothing names an input to
+                # change: no solution restates the check), never claiming that no input is tested
+                assert kinds.index("report") > 0 or set(kinds[1:]) <= {"downgrade"}
+                assert "did not break" not in report.text and "computes itself" not in report.text
                 continue
             internal += 1
             # proven internal: the report comes first (after a note that the error is caught)
             assert kinds.index("report") <= 1, kinds
-            # read independently of the code under test: the raw guard and message
-            found = (
-                "linked flag" * (error.id in linked)
-                or (m.group() if (m := _ENV_IN_MESSAGE.search(error.message)) else "")
-                or (m.group() if (m := _INPUT_IN_CODE.search(code.get(error.id, ""))) else "")
-            )
-            if found:
-                wrong.append(f"{label} {error.id} ({found}): {error.message[:80]}")
+            # An internal check may sit on a path a user's input chooses (a flag or an
+            # environment variable in the guard around it, issue 44): that input is then named
+            # among the entry's inputs, the way around it. A message that names an environment
+            # variable addresses the user, so it is never internal. Read independently of the
+            # code under test: the raw guard and message.
+            named = set(ex.who_hits_it.inputs)
+            env = m.group() if (m := _ENV_IN_MESSAGE.search(error.message)) else ""
+            if env and not any(env in n for n in named):
+                wrong.append(f"{label} {error.id} ({env}): {error.message[:80]}")
+            elif error.id in linked and not named and not _ENV_IN_MESSAGE.search(error.message):
+                flags = _FLAG_IN_MESSAGE.findall(error.message)
+                if flags and not any(f in report.text for f in flags):
+                    wrong.append(f"{label} {error.id} (flag {flags[0]}): {error.message[:80]}")
     print(f"\n{checked} explanations, {internal} internal invariants")
     assert not wrong, "\n".join(wrong[:30]) + f"\n({len(wrong)} in all)"
     assert checked > 20000 and internal > 0

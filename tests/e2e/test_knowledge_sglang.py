@@ -131,15 +131,17 @@ def test_reference_entry_reads_as_the_reference_text(session: Session) -> None:
     entry = build_entry(session, REFERENCE_ID, snapshot="0.5.18")
     ex = entry.explanation
     means = ex.what_it_means.text
-    assert means.startswith("Raised while initializing pools")
+    # in the user's terms first (issue 44); the guard's facts in words under their own heading
+    assert means.startswith("You started sglang with --disaggregation-mode and")
+    facts = " | ".join(ex.facts.items)
     for fact in (
         "--enable-unified-memory is on",
         "prefill/decode (PD) disaggregation is enabled",
         "hybrid sliding-window attention (SWA)",
         "this is the target worker",  # from "Gated to the target worker (req_to_token_pool …)"
     ):
-        assert fact in means, means
-    assert "request to token pool" not in means and "`" not in means
+        assert fact in facts, facts
+    assert "request to token pool" not in facts + means and "`" not in means
     assert "no whole-envelope transfer scheme for the SWA sub-pool" in means
     assert "derived:comments" in ex.what_it_means.provenance
     occ = entry.occurrences[0]

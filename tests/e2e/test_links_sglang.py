@@ -57,7 +57,10 @@ def test_filtered_linking_equals_exhaustive_linking_on_every_site(
     involved = sum(1 for links in expected if links)
     print(f"\n{len(sites)} sites, {involved} involve flags; sides {dict(sides)}")
     # The comparison covers the whole release (every class, every assert) and real links.
-    assert len(sites) == 29146 and involved > 900
+    # 29,146 raises and asserts, and 17,896 sites of failed imports of other packages
+    # (issue 45), which link no flag
+    raised = [s for s in sites if s.kind != "import"]
+    assert len(raised) == 29146 and len(sites) - len(raised) == 17896 and involved > 900
     assert sum(1 for site in sites if site.exception == "ValueError") == 9196
     assert sides["message"] > 100 and sides["condition"] > 800
 
