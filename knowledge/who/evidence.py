@@ -18,31 +18,15 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
+from errkb.core.origin import USER_KINDS, OriginKind
 from errkb.core.records import Condition
 from errkb.knowledge.origins.inputs import Input, name_chain
 
-WhoKind = Literal[
-    "flag",
-    "request_field",
-    "environment",
-    "model_config",
-    "dependency",
-    "hardware",
-    "internal",
-    "test",
-    "unknown",
-]
-# The order in which a class wins when the guard reads several: what a user changes first.
-ORDER: tuple[WhoKind, ...] = (
-    "flag",
-    "request_field",
-    "environment",
-    "model_config",
-    "dependency",
-    "hardware",
-)
+# The classes of who hits an error are the classes of where a guard's values come from, and win
+# in the same order when a guard reads several: what a user changes first.
+WhoKind = OriginKind
+ORDER: tuple[WhoKind, ...] = USER_KINDS
 
 _PARALLEL = re.compile(
     r"(^|_)((attn|moe|mlp|dense)_)?(tp|dp|pp|ep|cp|sp)_(size|rank|group)$|world_size$|"
