@@ -27,10 +27,17 @@ class Func:
     end: int
     locals: tuple[tuple[str, str], ...] = ()  # (name, assigned expression source), in order
     returns: tuple[str, ...] = ()  # the expressions its `return` statements give
+    defaults: tuple[tuple[str, str], ...] = ()  # (parameter, its default's source)
+    star: tuple[str, str] = ("", "")  # the names of its `*args` and `**kwargs`, "" when none
+    return_tests: tuple[str, ...] = ()  # the `if` tests its `return` statements stand under
 
     def annotation(self, name: str) -> str:
         """The annotation source of a parameter ("" when it has none)."""
         return next((a for n, a in self.annotations if n == name), "")
+
+    def default(self, name: str) -> str | None:
+        """The source of a parameter's default, None when it has none."""
+        return next((d for n, d in self.defaults if n == name), None)
 
     def local(self, name: str) -> list[str]:
         """Every expression assigned to a local name."""
@@ -128,6 +135,7 @@ class _Collector:
         self.classes: list[str] = []
         self.func: list[tuple[str, list[tuple[str, str]]]] = []
         self.returns: list[list[str]] = []
+        self.return_tests: list[list[str]] = []  # the `if` tests around each function's returns
         self.tests: list[str] = []  # the `if` tests around the statement, in its function
 
     def visit(self, node: ast.AST) -> None:
@@ -151,6 +159,9 @@ class _Collector:
         elif isinstance(node, ast.Return):
             if self.returns and node.value is not None:
                 self.returns[-1].append(self.src(node.value))
+                tests = " and ".join(t for t in self.tests[-2:] if t)
+                if tests and tests not in self.return_tests[-1]:
+                    self.return_tests[-1].append(tests)
         elif isinstance(node, ast.If):
             self.tests.append(self.src(node.test))
             self.statements(node.body)
@@ -215,16 +226,27 @@ class _Collector:
             for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
             if p.annotation is not None
         )
+        positional = (*a.posonlyargs, *a.args)
+        defaults = tuple(
+            (p.arg, self.src(d))
+            for p, d in (
+                *zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True),
+                *((p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d),
+            )
+        )
+        star = (a.vararg.arg if a.vararg else "", a.kwarg.arg if a.kwarg else "")
         self.scope.append(node.name)
         qualname = ".".join(self.scope)
         local: list[tuple[str, str]] = []
         returns: list[str] = []
         self.func.append((owner, local))
         self.returns.append(returns)
+        self.return_tests.append(return_tests := [])
         saved, self.tests = self.tests, []
         self.statements(node.body)
         self.tests = saved
         self.returns.pop()
+        self.return_tests.pop()
         self.func.pop()
         self.scope.pop()
         self.facts.funcs[qualname] = Func(
@@ -236,6 +258,9 @@ class _Collector:
             node.end_lineno or node.lineno,
             tuple(local[:200]),
             tuple(r for r in returns[:4] if r),
+            defaults,
+            star,
+            tuple(return_tests[:4]),
         )
 
     def _assigned(self, target: ast.expr, value: ast.expr | None) -> None:
@@ -258,3 +283,7 @@ class _Collector:
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
             for t, v in zip(target.elts, value.elts, strict=False):
                 self._assigned(t, v)
+        elif isinstance(target, ast.Tuple):  # `a, b = f()`: each comes from what `f` gives
+            for t in target.elts:
+                if isinstance(t, ast.Name):
+                    local.append((t.id, self.src(value)))

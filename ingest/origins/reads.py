@@ -43,6 +43,8 @@ _TENSOR = frozenset(
 )
 _MEDIA = re.compile(r"audio|image|video|frame|pixel|waveform|speech", re.I)
 _REQUEST_HOLDERS = frozenset({"req", "request", "reqs", "sampling_params", "obj", "batch"})
+# Modules whose attributes a guard compares with (`torch.float32`, `math.inf`): constants.
+_LIBRARIES = frozenset({"torch", "np", "numpy", "math", "tl", "triton", "jnp"})
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,10 @@ def chain_of(node: ast.expr) -> list[str] | None:
             inner = chain_of(node.func)
             if inner is None:
                 return None
+            key = node.args[0] if node.args else None
+            if inner[-1] == "get" and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                inner[-1] = key.value  # `d.get("k", default)` reads `d["k"]`
+                return inner + parts[::-1]
             inner[-1] += "()"
             return inner + parts[::-1]
         elif isinstance(node, ast.Subscript):
@@ -117,7 +123,7 @@ def _env_read(node: ast.expr, chain: list[str], rules: Rules) -> str:
         return bare[1]  # envs.SGLANG_X(.get())
     if isinstance(node, ast.Call):
         callee = bare[-1]
-        if callee in helpers or _ENV_CALL.match(callee) or bare[-2:] == ["environ", "get"]:
+        if callee in helpers or _ENV_CALL.match(callee) or "environ" in bare[:-1]:
             return _string_arg(node)
     if isinstance(node, ast.Subscript) and "environ" in bare:
         return chain[-1]
@@ -171,6 +177,8 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
         return Read("input", "request_field", f"request: {last}", "a field of the request")
     if last.isupper() and len(last.strip("_")) > 1:
         return Read("internal", "internal", why="a constant")
+    if len(chain) >= 2 and bare[0] in _LIBRARIES and not any(p.endswith("()") for p in chain):
+        return Read("internal", "internal", why=f"a constant of {bare[0]}")
     if len(bare) == 1:
         return Read("param", name=bare[0]) if not isinstance(node, ast.Call) else Read("unknown")
     if bare[0] == "self" and len(bare) >= 2 and not chain[1].endswith("()"):

@@ -21,6 +21,8 @@ Remembered = tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str,
 _CALL = re.compile(r"(?<![\w])(\w+)\(")
 _CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_ALIAS = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*([A-Z]\w*)[ \t]*$", re.M)
+_SUPER = re.compile(r"super\((?:\w+, *self)?\)\.$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _FACTS: dict[bytes, ModuleFacts] = {}  # by content digest, across the snapshots of one process
 _FACTS_KEPT = 20_000
@@ -39,6 +41,8 @@ class SnapshotIndex:
         self.calls: dict[str, list[tuple[str, int]]] = defaultdict(list)
         self.classes: dict[str, list[str]] = defaultdict(list)
         self.defs: dict[str, list[str]] = defaultdict(list)
+        # a class assigned to a name (`pool_cls = Pool`): class -> (path, name)
+        self.aliases: dict[str, list[tuple[str, str]]] = defaultdict(list)
         # traces already followed in this snapshot (`trace.Walk._remembered`)
         self.memo: dict[tuple[object, ...], Remembered] = {}
         for path, text in self.texts.items():
@@ -48,7 +52,10 @@ class SnapshotIndex:
                 self.classes[m.group(1)].append(path)
             for m in _DEF.finditer(text):
                 self.defs[m.group(1)].append(path)
+            for m in _ALIAS.finditer(text):
+                self.aliases[m.group(2)].append((path, m.group(1)))
         self._facts: dict[str, ModuleFacts] = {}
+        self._supers: dict[str, list[tuple[str, int]]] | None = None  # base -> super() calls
         self._callers: dict[tuple[str, int, str], list[tuple[str, int, Func | None]]] = {}
 
     @classmethod
@@ -92,7 +99,8 @@ class SnapshotIndex:
                     start = offset
                     while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
                         start -= 1
-                    return text[start : i + 1]
+                    # `super().__init__(...)` reads as the call `__init__(...)`
+                    return text[start : i + 1].lstrip(".")
         return ""
 
     def callers(self, func: Func, limit: int = 12) -> list[tuple[str, int, Func | None]]:
@@ -111,11 +119,12 @@ class SnapshotIndex:
         if name == "__init__" and func.owner:
             name = func.owner
             spots = list(self.calls.get(name, ())[: limit * 4]) + self._super_calls(func.owner)
+            spots += self._alias_calls(func.owner)
         found = []
         for path, at in spots:
             text = self.texts[path]
             before = text[at - 1] if at else ""
-            if func.owner and name != func.owner and before != ".":
+            if func.owner and name == func.qualname.rsplit(".", 1)[-1] and before != ".":
                 continue  # a method is called through a receiver
             if text.startswith("def ", max(0, at - 4)) or text.startswith("class ", max(0, at - 6)):
                 continue
@@ -127,18 +136,26 @@ class SnapshotIndex:
 
     def _super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
         """`super().__init__(` calls in classes whose statement names `owner` among its bases."""
+        if self._supers is None:
+            self._supers = defaultdict(list)
+            for path, at in self.calls.get("__init__", ()):
+                text = self.texts[path]
+                if not _SUPER.search(text, max(0, at - 60), at):
+                    continue
+                head = text.rfind("\nclass ", 0, at)
+                line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
+                bases = line.partition("(")[2]
+                for base in dict.fromkeys(re.findall(r"(\w+)\s*[,)]", bases)):
+                    self._supers[base].append((path, at))
+        return self._supers.get(owner, [])[:limit]
+
+    def _alias_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
+        """Calls of a name a module assigns the class to (`pool_cls = Owner`, then
+        `pool_cls(...)`), in that module."""
         out = []
-        for path, at in self.calls.get("__init__", ()):
-            text = self.texts[path]
-            if not text.startswith("super().", max(0, at - 8)):
-                continue
-            head = text.rfind("\nclass ", 0, at)
-            line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
-            if re.search(rf"[(,\s.]{re.escape(owner)}\s*[,)]", line):
-                out.append((path, at))
-                if len(out) >= limit:
-                    break
-        return out
+        for path, alias in self.aliases.get(owner, ()):
+            out += [(p, at) for p, at in self.calls.get(alias, ()) if p == path][:limit]
+        return out[:limit]
 
     def functions(self, name: str) -> list[tuple[str, Func]]:
         """Module-level functions of that name in the snapshot (at most three)."""

@@ -10,9 +10,11 @@ kept as one short line, so the entry can show how we know.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import cast
 
 from errkb.core.origin import OriginKind
@@ -23,6 +25,10 @@ from errkb.ingest.origins.snapshot_index import SnapshotIndex
 MAX_STEPS = 80  # names followed per site
 MAX_DEPTH = 6  # calls or assignments followed away from the site
 MAX_CALLERS = 6
+_EMPTY = re.compile(
+    r"^(\{\}|\[\]|\(\)|(dict|list|set|tuple|deque|OrderedDict)\(\)|(collections\.)?defaultdict\(\w*\))$"
+)
+_SELF = frozenset({"self", "cls"})
 _STEP = "\x00"  # stands for the step that led to a remembered trace
 # The order in which an input class wins when a check reads several: what a user changes first
 # (a parallelism size before the model's sizes it divides).
@@ -40,7 +46,11 @@ _WRAPPERS = frozenset(
 )
 
 
+@lru_cache(maxsize=50_000)
 def parse_expr(text: str) -> ast.expr | None:
+    """An expression's syntax tree (None when it does not parse); kept by text, as the same
+    calls and expressions are read again from many sites. The trees are only read, never
+    changed."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -53,6 +63,10 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
     """The outermost name chains, calls and literals an expression reads; the arguments of
     `len`, `isinstance` and such are read in their place."""
     func = ast.unparse(node.func) if isinstance(node, ast.Call) else ""
+    if isinstance(node, ast.Call) and func == "getattr" and _literal_name(node):
+        # `getattr(x, "name", default)` reads `x.name`
+        yield ast.Attribute(node.args[0], _literal_name(node), ast.Load())
+        return
     if isinstance(node, ast.Call) and func in _WRAPPERS:
         args = node.args[:1] if func in ("isinstance", "hasattr", "getattr") else node.args
         for a in args:
@@ -62,6 +76,11 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
         yield node  # type: ignore[misc]
         return
     if isinstance(node, ast.Lambda | ast.comprehension):
+        return
+    if isinstance(node, ast.IfExp):  # the value is one branch; the test's literals only choose
+        yield from (x for x in leaves(node.test) if not isinstance(x, ast.Constant))
+        yield from leaves(node.body)
+        yield from leaves(node.orelse)
         return
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
@@ -92,6 +111,7 @@ class Walk:
     internal: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     seen: set[tuple[str, str, str]] = field(default_factory=set)
+    active: set[tuple[object, ...]] = field(default_factory=set)  # traces under way (no cycles)
     steps: int = 0
     callers: int = -1
 
@@ -117,6 +137,9 @@ class Walk:
             self.internal.append(f"{step}: {r.why}")
         elif depth >= MAX_DEPTH:
             self.unknown.append(f"{step}: followed too far")
+        elif (base := _call_base(node)) is not None and r.kind in ("typed", "unknown", "self"):
+            if not self._projected(base, node, at, depth, step):
+                self._call(base, at, depth, step)  # `f(x).y`: what `f` returns, or is given
         elif r.kind == "param":
             self._name(r.name, None, at, depth, step)
         elif r.kind in ("self", "typed"):
@@ -131,13 +154,41 @@ class Walk:
         else:
             self.unknown.append(f"{step}: not traced")
 
+    def _projected(self, base: ast.Call, node: ast.expr, at: Place, depth: int, step: str) -> bool:
+        """`Cls(a, b=x).b...`: a field of an object built right there is what the constructor
+        is given for it (the other arguments say nothing of it)."""
+        if not isinstance(base.func, ast.Name):
+            return False
+        parts: list[str] = []
+        n = node
+        while n is not base and isinstance(n, ast.Attribute | ast.Subscript):
+            parts.append(n.attr if isinstance(n, ast.Attribute) else "")
+            n = n.value
+        parts.reverse()
+        if not parts or not parts[0] or not all(parts[1:]):
+            return False
+        cls, attr = base.func.id, parts[0]
+        for _, facts in self.index.class_facts(cls):
+            init = facts.funcs.get(f"{cls}.__init__")
+            params = init.params if init else ("self", *facts.fields.get(cls, {}))
+            if attr not in params:
+                continue
+            func = init or Func(f"{cls}.__init__", cls, params, (), 0, 0)
+            arg = _argument(ast.unparse(base), func, attr)
+            if arg is None:
+                return False
+            self._exprs([arg], ".".join(parts[1:]), at, depth, f"{step} <- given to {cls} as ")
+            return True
+        return False
+
     def _call(self, node: ast.Call, at: Place, depth: int, step: str) -> None:
         """A call's value: what the called function returns, else what it is given."""
         name = node.func.id if isinstance(node.func, ast.Name) else ""
         done = False
         args = [*node.args, *(k.value for k in node.keywords)]
-        if isinstance(node.func, ast.Attribute):
-            args.insert(0, node.func.value)
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in _SELF):
+            args.insert(0, receiver)  # `x.f(...)` depends on `x`; `self.f(...)` on its arguments
         for a in args[:4]:
             for leaf in leaves(a):
                 self.visit(leaf, at, depth + 1, f"{step} <- ")
@@ -145,6 +196,10 @@ class Walk:
         for path, func in self.index.functions(name)[:1] if name else []:
             place = Place(path, func)
             done |= self._exprs(list(func.returns), "", place, depth, f"{step} <- returned as ")
+            if func.return_tests and all(_constant(r, path, self.rules) for r in func.returns):
+                # it returns one of its constants: the tests that pick one choose the value
+                tests = list(func.return_tests)
+                done |= self._exprs(tests, "", place, depth, f"{step} <- returned when ")
         if not done:
             self.unknown.append(f"{step}: not traced")
 
@@ -158,7 +213,7 @@ class Walk:
                 continue
             done = True
             for leaf in leaves(node):
-                self.visit(leaf, at, depth + 1, f"{step} <- ")
+                self.visit(leaf, at, depth + 1, step if step.endswith(" ") else f"{step} <- ")
         return done
 
     def _name(self, name: str, rest: str | None, at: Place, depth: int, step: str) -> None:
@@ -182,9 +237,13 @@ class Walk:
         memo = self.index.memo
         hit = memo.get(key)
         if hit is None:
+            if key[:-1] in self.active:  # the same trace deeper in itself: a cycle of calls
+                return
             marks = (len(self.found), len(self.internal), len(self.unknown), self.followed)
             seen, self.seen = self.seen, set()  # what this walk saw elsewhere is no bar here
+            self.active.add(key[:-1])
             work(_STEP)
+            self.active.discard(key[:-1])
             self.seen = seen | self.seen
             hit = (
                 tuple(self.found[marks[0] :]),
@@ -207,7 +266,8 @@ class Walk:
         if depth == 0:
             self.callers = max(self.callers, 0) + len(calls)
         key = ("passed", func.qualname, func.start, name, rest, depth)
-        self._remembered(key, step, lambda s: self._passed_now(func, calls, name, rest, depth, s))
+        work = lambda s: self._passed_now(func, calls, name, rest, at, depth, s)  # noqa: E731
+        self._remembered(key, step, work)
 
     def _passed_now(
         self,
@@ -215,22 +275,36 @@ class Walk:
         calls: list[tuple[str, int, Func | None]],
         name: str,
         rest: str,
+        at: Place,
         depth: int,
         step: str,
     ) -> None:
         if not calls:
             self.unknown.append(f"{step}: no caller of {func.qualname} found")
             return
-        read = False
+        read = defaulted = False
         for path, offset, caller in calls:
-            arg = _argument(self.index.call_text(path, offset), func, name)
-            if arg is None:
-                continue
-            read = True
-            self.followed += 1
+            call = self.index.call_text(path, offset)
+            arg = _argument(call, func, name)
             where = Place(path, caller)
-            self._exprs([arg], rest, where, depth, f"{step} <- passed by {where} as ")
-        if not read:  # each call leaves it to its default, or passes it by *args
+            if arg is None and caller is not None and _hands_on(call, caller):
+                # `f(**kwargs)` in a function given `**kwargs`: its own callers say
+                read = True
+                self.followed += 1
+                self._passed(
+                    caller, name, rest, where, depth + 1, f"{step} <- handed on by {where}"
+                )
+            elif arg is None:
+                defaulted |= _leaves_default(call, func, name)
+            else:
+                read = True
+                self.followed += 1
+                self._exprs([arg], rest, where, depth, f"{step} <- passed by {where} as ")
+        default = func.default(name)
+        if not read and defaulted and default is not None:
+            # every call found leaves it at its default: the signature's value is the value
+            self._exprs([default], rest, at, depth, f"{step} <- left at its default, ")
+        elif not read:  # the calls pass it by *args, or cannot be read
             self.unknown.append(f"{step}: no call of {func.qualname} shows what it gets")
 
     def _assigned(self, cls: str, attr: str) -> tuple[str, ModuleFacts, str] | None:
@@ -265,6 +339,9 @@ class Walk:
         for method, expr, tests in assigned[:3]:
             self.followed += 1
             place = Place(path, facts.funcs.get(method))
+            if _EMPTY.match(expr.strip()):  # what it holds is put in by the code later
+                self.internal.append(f"{step}: a container {c} fills itself")
+                continue
             self._exprs([expr], rest, place, depth, f"{step} <- set in {place} to ")
             if tests:  # a value chosen by a test: the test's inputs choose it
                 self._exprs([tests], "", place, depth, f"{step} <- set in {place} when ")
@@ -303,7 +380,7 @@ class Walk:
         if cls in self.rules.request_types and attr in self.rules.request_fields:
             self.found.append(("request_field", f"request: {attr}", f"{step}: a request field"))
             return
-        if cls[:1].isupper() and self._member(cls, attr, more, depth, step):
+        if cls.lstrip("_")[:1].isupper() and self._member(cls, attr, more, depth, step):
             return
         self._name(root, rest, at, depth, step)
 
@@ -329,9 +406,53 @@ def _argument(call: str, func: Func, name: str) -> str | None:
     return None  # the default value: said by the signature, not the caller
 
 
+def _constant(expr: str, path: str, rules: Rules) -> bool:
+    """True for a returned expression made of literals and constants only."""
+    node = parse_expr(expr)
+    if node is None:
+        return False
+    return all(read_of(leaf, path, rules).kind == "internal" for leaf in leaves(node))
+
+
+def _call_base(node: ast.expr) -> ast.Call | None:
+    """The call a chain is read from (`f(x)` of `f(x).y[0]`), None when it does not start with
+    one or is itself the call."""
+    base = node
+    while isinstance(base, ast.Attribute | ast.Subscript):
+        base = base.value
+    return base if isinstance(base, ast.Call) and base is not node else None
+
+
+def _literal_name(node: ast.Call) -> str:
+    """The attribute name of `getattr(x, "name", ...)`, "" when it is not a literal."""
+    if len(node.args) >= 2 and isinstance(a := node.args[1], ast.Constant):
+        return a.value if isinstance(a.value, str) and a.value.isidentifier() else ""
+    return ""
+
+
+def _hands_on(call: str, caller: Func) -> bool:
+    """True when a call passes on its caller's own `**kwargs`."""
+    kwargs = caller.star[1]
+    return bool(kwargs) and re.search(rf"\*\*{kwargs}\b", call) is not None
+
+
+def _leaves_default(call: str, func: Func, name: str) -> bool:
+    """True when a call passes nothing for the parameter (no keyword, too few positions, no
+    `*args` or `**kwargs` that might carry it)."""
+    node = parse_expr(call)
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
+        return False
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    params = list(func.params)
+    if func.owner and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    return name in params and params.index(name) >= len(node.args)
+
+
 def _handed(via: str) -> bool:
-    """True when the trace went through a caller or a class's assignment."""
-    return " passed by " in via or " set in " in via
+    """True when the trace went through a caller, a class's assignment or a default."""
+    return " passed by " in via or " set in " in via or " left at its default" in via
 
 
 def _short(text: str) -> str:

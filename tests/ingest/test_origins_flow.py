@@ -1,0 +1,177 @@
+"""The value-origin index through the ways values travel in a large project: `**kwargs` handed on
+to a base class, a parameter every caller leaves at its default, `getattr(cfg, "x")`, a tuple
+unpacked from a call, a field of an object built on the spot, a function that returns one of
+its constants under a test, `super(Cls, self).__init__`, a class called through a name it was
+assigned to, a container the class fills itself, and calls that call themselves.
+
+Each case is a small snapshot of a few modules; each test names the class and the input found,
+so a trace that stops early, takes a wrong turn or loops fails.
+"""
+
+from __future__ import annotations
+
+from errkb.core.origin import Origin
+from errkb.core.records import Condition, FlagDef, Site, Snippet, Template, Vocabulary
+from errkb.ingest.origins.snapshot_origins import snapshot_origins
+
+VOCAB = Vocabulary(env_helpers=("envs",), model_config_names=("hf_config",))
+FLAGS = [
+    FlagDef(("--page-size",), "page_size", "int", "1", None, None, "p/args.py", 2, "dataclass")
+]
+FILES = {
+    "p/args.py": "class ServerArgs:\n    page_size: int = 1\n",
+    # `**kwargs` handed on to the base class, whose constructor the caller names through an alias
+    "p/pool.py": (
+        "class Base:\n"
+        "    def __init__(self, size, page_size):\n"
+        "        self.page_size = page_size\n"
+        "    def write(self):\n"
+        "        if self.page_size <= 0:\n"
+        "            raise ValueError('page size')\n"
+        "class Npu(Base):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super(Base, self).__init__(*args, **kwargs)\n"
+    ),
+    "p/build.py": (
+        "from p.pool import Npu\n"
+        "def build(server_args):\n"
+        "    pool_cls = Npu\n"
+        "    return pool_cls(size=4, page_size=server_args.page_size)\n"
+    ),
+    # a parameter every caller leaves at its default
+    "p/adapter.py": (
+        "class Adapter:\n"
+        "    def forward(self, q, sinks=None):\n"
+        "        if sinks is not None:\n"
+        "            raise NotImplementedError('no sinks')\n"
+        "def run(a: Adapter, q):\n"
+        "    a.forward(q)\n"
+        "    a.forward(q * 2)\n"
+    ),
+    # `getattr(hf_config, "x")` read through a helper's call, then `.get("k")`
+    "p/proc.py": (
+        "class Proc:\n"
+        "    def __init__(self, hf_config):\n"
+        "        pc = self._norm(getattr(hf_config, 'processor_config', {}))\n"
+        "        self.stamps = pc.get('use_stamps', False)\n"
+        "    def video(self):\n"
+        "        if not self.stamps:\n"
+        "            raise NotImplementedError('needs stamps')\n"
+    ),
+    # a tuple unpacked from a function that returns constants under an environment test
+    "p/dtypes.py": (
+        "import envs\n"
+        "import torch\n"
+        "def state_dtypes():\n"
+        "    name = envs.SGLANG_STATE_DTYPE.get()\n"
+        "    if name == 'fp32':\n"
+        "        return torch.float32, torch.float32\n"
+        "    return torch.bfloat16, torch.bfloat16\n"
+        "def make():\n"
+        "    a, b = state_dtypes()\n"
+        "    check(a)\n"
+        "def check(dtype):\n"
+        "    assert dtype == torch.float32\n"
+    ),
+    # a field of an object built on the spot: only its own argument counts
+    "p/plan.py": (
+        "from p.args import ServerArgs\n"
+        "class Spec:\n"
+        "    site: str\n"
+        "    shared: bool\n"
+        "class Plan:\n"
+        "    def __init__(self, server_args: ServerArgs):\n"
+        "        self.spec = Spec('gate', server_args.page_size > 1)\n"
+        "    def check(self):\n"
+        "        if self.spec.site != 'gate':\n"
+        "            raise ValueError('bad site')\n"
+    ),
+    # a container the class fills itself, created under a flag's test
+    "p/encoder.py": (
+        "class Encoder:\n"
+        "    def __init__(self, server_args):\n"
+        "        if server_args.page_size > 1:\n"
+        "            self._results = {}\n"
+        "    def send(self, rid):\n"
+        "        if 'error' in self._results[rid]:\n"
+        "            raise RuntimeError('failed')\n"
+    ),
+    # methods that call themselves through their callers
+    "p/loops.py": (
+        "class A:\n"
+        "    def step(self, layer):\n"
+        "        assert layer.ready\n"
+        "    def run(self, layer):\n"
+        "        self.step(layer)\n"
+        "        self.run(layer)\n"
+    ),
+}
+
+
+def _site(path: str, line: int, qualname: str, conds: tuple[str, ...], check: str = "") -> Site:
+    kind = "assert" if check else "raise"
+    return Site(
+        "AssertionError" if check else "ValueError",
+        Template((), "none"),
+        path,
+        line,
+        line,
+        qualname,
+        tuple(Condition("if", c, True, line - 1) for c in conds),
+        Snippet(line, (), line, line),
+        "",
+        kind=kind,
+        check=check,
+    )
+
+
+def _origin(site: Site) -> Origin:
+    origin = snapshot_origins(FILES, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None
+    return origin
+
+
+def test_kwargs_handed_on_to_a_base_class_reach_the_callers_flag() -> None:
+    origin = _origin(_site("p/pool.py", 6, "Base.write", ("self.page_size <= 0",)))
+    assert origin.kind == "flag", origin.chain
+    assert origin.inputs == ("--page-size",)
+    assert any("handed on by Npu.__init__" in step for step in origin.chain)
+
+
+def test_a_parameter_every_caller_leaves_at_its_default_is_the_default() -> None:
+    origin = _origin(_site("p/adapter.py", 4, "Adapter.forward", ("sinks is not None",)))
+    assert origin.kind == "internal", origin.chain
+    assert any("left at its default" in step for step in origin.chain)
+
+
+def test_getattr_and_get_of_the_model_config_are_the_model_config() -> None:
+    origin = _origin(_site("p/proc.py", 7, "Proc.video", ("not self.stamps",)))
+    assert origin.kind == "model_config", origin.chain
+    assert origin.inputs == ("config.json: processor_config",)
+
+
+def test_a_value_a_function_returns_under_an_environment_test_is_the_environment() -> None:
+    origin = _origin(_site("p/dtypes.py", 12, "check", (), check="dtype == torch.float32"))
+    assert origin.kind == "environment", origin.chain
+    assert origin.inputs == ("env: SGLANG_STATE_DTYPE",)
+
+
+def test_a_field_of_an_object_built_on_the_spot_reads_only_its_own_argument() -> None:
+    origin = _origin(_site("p/plan.py", 10, "Plan.check", ("self.spec.site != 'gate'",)))
+    # the flag is given to another field of the same object: not what the check compares
+    assert origin.kind == "internal", origin.chain
+    assert origin.inputs == ()
+
+
+def test_a_container_the_class_fills_itself_is_internal_whatever_test_creates_it() -> None:
+    site = _site("p/encoder.py", 7, "Encoder.send", ("'error' in self._results[rid]",))
+    origin = _origin(site)
+    assert origin.kind in ("internal", "unknown"), origin.chain
+    assert "--page-size" not in origin.inputs
+    assert any("a container Encoder fills itself" in step for step in origin.chain)
+
+
+def test_calls_in_a_cycle_end() -> None:
+    origin = _origin(_site("p/loops.py", 3, "A.step", (), check="layer.ready"))
+    assert origin.kind in ("internal", "unknown")
+    assert len(origin.chain) <= 8
