@@ -46,6 +46,7 @@ class RepoPin(BaseModel):
     env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
     model_paths: tuple[str, ...] = ()  # globs of model code: there `config` is the model's
+    model_config_bases: tuple[str, ...] = ()  # "PretrainedConfig": classes built from config.json
     # [repos.glossary] swa = "sliding-window attention", kept as sorted pairs (the pin is hashable)
     glossary: tuple[tuple[str, str], ...] = ()
     # [repos.request_aliases] max_new_tokens = "max_tokens ... in the OpenAI-compatible API"
@@ -174,6 +175,7 @@ class RepoPin(BaseModel):
             env_helpers=self.env_helpers,
             model_config_names=self.model_config_names,
             model_paths=self.model_paths,
+            model_config_bases=self.model_config_bases,
             request_aliases=self.request_aliases,
             distributions=self.distributions,
             path_flags=self.path_flags,

@@ -22,6 +22,8 @@ class Vocabulary:
     env_helpers: tuple[str, ...] = ()  # "envs", "get_bool_env_var": reads of the environment
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
     model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
+    # base classes of model configurations ("PretrainedConfig"): built from a model's config.json
+    model_config_bases: tuple[str, ...] = ()
     # a request field -> what another API of the project calls it ("max_tokens" for the
     # OpenAI-compatible API's name of max_new_tokens)
     request_aliases: tuple[tuple[str, str], ...] = ()
@@ -55,6 +57,7 @@ class Vocabulary:
             env_helpers=names("env_helpers"),
             model_config_names=names("model_config_names"),
             model_paths=names("model_paths"),
+            model_config_bases=names("model_config_bases"),
             request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
             distributions=pairs,
             path_flags=tuple((str(k), str(v)) for k, v in (raw.get("path_flags") or {}).items()),
@@ -69,6 +72,7 @@ class Vocabulary:
             "env_helpers": list(self.env_helpers),
             "model_config_names": list(self.model_config_names),
             "model_paths": list(self.model_paths),
+            "model_config_bases": list(self.model_config_bases),
             "request_aliases": dict(self.request_aliases),
             "distributions": _grouped(self.distributions),
             "path_flags": dict(self.path_flags),

@@ -173,6 +173,11 @@ class _Collector:
             for name in _BODIES:
                 for child in getattr(node, name, ()) or ():
                     self.statement(child)
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            self._assigned(node.target, node.iter, each=True)  # a loop's name: the iterable's
+            for name in _BODIES:
+                for child in getattr(node, name, ()) or ():
+                    self.statement(child)
         elif isinstance(node, ast.Match):
             for case in node.cases:
                 self.statements(case.body)
@@ -263,11 +268,14 @@ class _Collector:
             tuple(return_tests[:4]),
         )
 
-    def _assigned(self, target: ast.expr, value: ast.expr | None) -> None:
+    def _assigned(self, target: ast.expr, value: ast.expr | None, each: bool = False) -> None:
         if value is None or not self.func:
             return
         owner, local = self.func[-1]
-        if isinstance(target, ast.Name):
+        if each:  # `for a, b in xs`: each name comes from the items of `xs`
+            names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+            local.extend((t.id, self.src(value)) for t in names if isinstance(t, ast.Name))
+        elif isinstance(target, ast.Name):
             local.append((target.id, self.src(value)))
         elif (
             isinstance(target, ast.Attribute)

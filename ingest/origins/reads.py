@@ -90,8 +90,12 @@ def chain_of(node: ast.expr) -> list[str] | None:
             if inner is None:
                 return None
             key = node.args[0] if node.args else None
-            if inner[-1] == "get" and isinstance(key, ast.Constant) and isinstance(key.value, str):
-                inner[-1] = key.value  # `d.get("k", default)` reads `d["k"]`
+            if (
+                inner[-1] in ("get", "pop")
+                and isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+            ):
+                inner[-1] = key.value  # `d.get("k", default)` and `d.pop("k")` read `d["k"]`
                 return inner + parts[::-1]
             inner[-1] += "()"
             return inner + parts[::-1]
@@ -154,7 +158,14 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
             _SETTINGS_CALL.match(h) and chain[i].endswith("()") for i, h in enumerate(holders)
         ):
             return Read("input", "flag", rules.flag(last) or last, "a server setting")
-    if len(bare) >= 2 and last in _TENSOR and bare[-2] != "self" and not _MEDIA.search(bare[0]):
+    keyed = isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("get", "pop")
+    if (
+        len(bare) >= 2
+        and last in _TENSOR
+        and bare[-2] != "self"
+        and not keyed  # `d.get("size")` is a key, not a tensor's size
+        and not _MEDIA.search(bare[0])
+    ):
         return Read("internal", "internal", why=f"a tensor's {last}")
     if any(_HARDWARE_CALL.match(p) for p in bare) and not _DEPENDENCY.match(last):
         return Read("input", "hardware", "hardware: the GPU or platform", "the hardware in use")

@@ -154,6 +154,21 @@ class Walk:
         else:
             self.unknown.append(f"{step}: not traced")
 
+    def _model_config_class(self, cls: str) -> bool:
+        """True for a class that derives from a model configuration base (`PretrainedConfig`),
+        in as many steps as the snapshot shows."""
+        todo, done = [cls], set[str]()
+        while todo and len(done) < 8:
+            c = todo.pop(0)
+            if c in self.rules.vocabulary.model_config_bases:
+                return True
+            if c in done or not c:
+                continue
+            done.add(c)
+            for _, facts in self.index.class_facts(c):
+                todo.extend(facts.bases.get(c, ()))
+        return False
+
     def _projected(self, base: ast.Call, node: ast.expr, at: Place, depth: int, step: str) -> bool:
         """`Cls(a, b=x).b...`: a field of an object built right there is what the constructor
         is given for it (the other arguments say nothing of it)."""
@@ -226,6 +241,11 @@ class Walk:
         if func is not None and func.local(name):
             if self._exprs(func.local(name), rest or "", at, depth, step):
                 return
+        if func is not None and name == func.star[1] and rest:
+            # `kwargs["x"]` of a function given `**kwargs`: what its callers pass as `x`
+            key, _, more = rest.partition(".")
+            self._passed(func, key, more, at, depth, step)
+            return
         if func is None or name not in func.params:
             self.unknown.append(f"{step}: not traced")
             return
@@ -279,6 +299,12 @@ class Walk:
         depth: int,
         step: str,
     ) -> None:
+        if not calls and self._model_config_class(func.owner):
+            # a Hugging Face config class: built from the model's config.json
+            self.found.append(
+                ("model_config", f"config.json: {name}", f"{step}: a field of the model's config")
+            )
+            return
         if not calls:
             self.unknown.append(f"{step}: no caller of {func.qualname} found")
             return

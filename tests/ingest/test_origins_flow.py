@@ -11,7 +11,7 @@ so a trace that stops early, takes a wrong turn or loops fails.
 from __future__ import annotations
 
 from errkb.core.origin import Origin
-from errkb.core.records import Condition, FlagDef, Site, Snippet, Template, Vocabulary
+from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template, Vocabulary
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 
 VOCAB = Vocabulary(env_helpers=("envs",), model_config_names=("hf_config",))
@@ -175,3 +175,57 @@ def test_calls_in_a_cycle_end() -> None:
     origin = _origin(_site("p/loops.py", 3, "A.step", (), check="layer.ready"))
     assert origin.kind in ("internal", "unknown")
     assert len(origin.chain) <= 8
+
+
+def test_loop_names_kwargs_keys_and_message_values_are_followed() -> None:
+    files = {
+        **FILES,
+        "p/loop.py": (
+            "def check(server_args):\n"
+            "    for size in [server_args.page_size]:\n"
+            "        if size <= 0:\n"
+            "            raise ValueError('size')\n"
+            "def pick(**kwargs):\n"
+            "    size = kwargs.pop('size', None)\n"
+            "    if size <= 0:\n"
+            "        raise ValueError('size')\n"
+            "def go(server_args):\n"
+            "    pick(size=server_args.page_size)\n"
+            "def unknown_mode(mode):\n"
+            "    raise ValueError(f'unknown {mode}')\n"
+            "def start(server_args):\n"
+            "    unknown_mode(server_args.page_size)\n"
+        ),
+    }
+    loop = _site("p/loop.py", 4, "check", ("size <= 0",))
+    kwargs = _site("p/loop.py", 8, "pick", ("size <= 0",))
+    message = Site(
+        **{
+            **_site("p/loop.py", 12, "unknown_mode", ()).__dict__,
+            "template": Template(
+                (Segment("text", "unknown "), Segment("placeholder", "mode")), "fstring"
+            ),
+        }
+    )
+    for site in (loop, kwargs, message):
+        origin = snapshot_origins(files, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+        assert origin is not None
+        assert origin.inputs == ("--page-size",), (site.qualname, origin.chain)
+
+
+def test_a_field_of_a_model_config_class_nobody_builds_is_the_model_config() -> None:
+    files = {
+        **FILES,
+        "p/config.py": (
+            "from transformers import PretrainedConfig\n"
+            "class MyConfig(PretrainedConfig):\n"
+            "    def __init__(self, window=None, **kwargs):\n"
+            "        if window is not None and window < 0:\n"
+            "            raise ValueError('window')\n"
+        ),
+    }
+    vocab = Vocabulary(model_config_bases=("PretrainedConfig",))
+    site = _site("p/config.py", 5, "MyConfig.__init__", ("window is not None and window < 0",))
+    origin = snapshot_origins(files, [site], FLAGS, vocab, ("ServerArgs",))[0]
+    assert origin is not None and origin.kind == "model_config", origin
+    assert origin.inputs == ("config.json: window",)
