@@ -21,6 +21,7 @@ from errkb.core.origin import OriginKind
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
 from errkb.ingest.origins.reads import Rules, chain_of, read_of
 from errkb.ingest.origins.snapshot_index import SnapshotIndex
+from errkb.ingest.origins.unparsed import unparsed
 
 MAX_STEPS = 80  # names followed per site
 MAX_DEPTH = 6  # calls or assignments followed away from the site
@@ -62,7 +63,7 @@ def parse_expr(text: str) -> ast.expr | None:
 def leaves(node: ast.AST) -> Iterator[ast.expr]:
     """The outermost name chains, calls and literals an expression reads; the arguments of
     `len`, `isinstance` and such are read in their place."""
-    func = ast.unparse(node.func) if isinstance(node, ast.Call) else ""
+    func = unparsed(node.func) if isinstance(node, ast.Call) else ""
     if isinstance(node, ast.Call) and func == "getattr" and _literal_name(node):
         # `getattr(x, "name", default)` reads `x.name`
         yield ast.Attribute(node.args[0], _literal_name(node), ast.Load())
@@ -116,7 +117,7 @@ class Walk:
     callers: int = -1
 
     def visit(self, node: ast.expr, at: Place, depth: int, via: str) -> None:
-        text = ast.unparse(node)
+        text = unparsed(node)
         key = (at.path, at.func.qualname if at.func else "", text)
         if key in self.seen or self.steps >= MAX_STEPS:
             return
@@ -418,7 +419,7 @@ def _argument(call: str, func: Func, name: str) -> str | None:
         return None
     for kw in node.keywords:
         if kw.arg == name:
-            return ast.unparse(kw.value)
+            return unparsed(kw.value)
     params = list(func.params)
     if func.owner and params and params[0] in ("self", "cls"):
         params = params[1:]
@@ -428,7 +429,7 @@ def _argument(call: str, func: Func, name: str) -> str | None:
     if any(isinstance(a, ast.Starred) for a in node.args[: i + 1]):
         return None
     if i < len(node.args):
-        return ast.unparse(node.args[i])
+        return unparsed(node.args[i])
     return None  # the default value: said by the signature, not the caller
 
 
