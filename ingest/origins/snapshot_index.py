@@ -1,9 +1,9 @@
 """A snapshot's text, indexed for following values: who calls a function, where a class is defined.
 
 Built once per snapshot from its file texts (the project's own tests left out: a call from a test
-is not how a user reaches a check). Calls are found as `name(` in the text, one regex pass over
-every file; each module's facts are read from its syntax tree when first asked for, and kept by
-content so that a file unchanged across releases is read once per process.
+is not how a user reaches a check). Calls are found as `name(` in the text, by a regex pass over
+each file (`file_scan`); each module's facts are read from its syntax tree when first asked for.
+Both are kept by content (`kept`), so that a file unchanged across releases is read once.
 """
 
 from __future__ import annotations
@@ -11,21 +11,15 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from hashlib import blake2b
 
+from errkb.ingest.origins.kept import Kept, text_digest
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
 
 # a remembered trace: what it found (class, input, step), its internal and its unknown steps,
 # and how many callers and assignments it followed (`trace.Walk._remembered`)
 Remembered = tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], int]
-_CALL = re.compile(r"(?<![\w])(\w+)\(")
-_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
-_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-_ALIAS = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*([A-Z]\w*)[ \t]*$", re.M)
 _SUPER = re.compile(r"super\((?:\w+, *self)?\)\.$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
-_FACTS: dict[bytes, ModuleFacts] = {}  # by content digest, across the snapshots of one process
-_FACTS_KEPT = 20_000
 
 
 def in_tests(path: str) -> bool:
@@ -34,48 +28,65 @@ def in_tests(path: str) -> bool:
 
 
 class SnapshotIndex:
-    """Calls by callee name, classes by name, and each module's facts, of one snapshot."""
+    """Calls by callee name, classes by name, and each module's facts, of one snapshot.
 
-    def __init__(self, texts: Mapping[str, str]) -> None:
+    `digests` names each file's content (its hash, path -> digest); a digest of the text is
+    taken where it has none. `kept` is what earlier snapshots left (`kept.Kept`)."""
+
+    def __init__(
+        self,
+        texts: Mapping[str, str],
+        digests: Mapping[str, str] | None = None,
+        kept: Kept | None = None,
+    ) -> None:
         self.texts = {p: t for p, t in texts.items() if not in_tests(p)}
-        self.calls: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        self.kept = kept or Kept()
+        given = digests or {}
+        self.digests = {p: given.get(p) or text_digest(t) for p, t in self.texts.items()}
         self.classes: dict[str, list[str]] = defaultdict(list)
         self.defs: dict[str, list[str]] = defaultdict(list)
         # a class assigned to a name (`pool_cls = Pool`): class -> (path, name)
         self.aliases: dict[str, list[tuple[str, str]]] = defaultdict(list)
         # traces already followed in this snapshot (`trace.Walk._remembered`)
         self.memo: dict[tuple[object, ...], Remembered] = {}
-        for path, text in self.texts.items():
-            for m in _CALL.finditer(text):
-                self.calls[m.group(1)].append((path, m.start(1)))
-            for m in _CLASS.finditer(text):
-                self.classes[m.group(1)].append(path)
-            for m in _DEF.finditer(text):
-                self.defs[m.group(1)].append(path)
-            for m in _ALIAS.finditer(text):
-                self.aliases[m.group(2)].append((path, m.group(1)))
+        self._scans = self.kept.scans(self.digests, self.texts)
+        self._call_paths: dict[str, list[str]] = defaultdict(list)
+        for path, scan in self._scans.items():
+            for name in scan.calls:
+                self._call_paths[name].append(path)
+            for name in scan.classes:
+                self.classes[name].append(path)
+            for name in scan.defs:
+                self.defs[name].append(path)
+            for cls, alias in scan.aliases:
+                self.aliases[cls].append((path, alias))
+        self._calls: dict[str, list[tuple[str, int]]] = {}
         self._facts: dict[str, ModuleFacts] = {}
-        self._supers: dict[str, list[tuple[str, int]]] | None = None  # base -> super() calls
         self._callers: dict[tuple[str, int, str], list[tuple[str, int, Func | None]]] = {}
+        self._call_texts: dict[tuple[str, int], str] = {}
+        self._supers: dict[str, list[tuple[str, int]]] | None = None  # base -> super() calls
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
         """The index of (path, text) pairs."""
         return cls(dict(files))
 
+    def calls(self, name: str) -> list[tuple[str, int]]:
+        """Where `name(` is written: (path, offset of the name), file by file in order."""
+        found = self._calls.get(name)
+        if found is None:
+            scans = self._scans
+            found = [(p, at) for p in self._call_paths.get(name, ()) for at in scans[p].calls[name]]
+            self._calls[name] = found
+        return found
+
     def facts(self, path: str) -> ModuleFacts:
         """The facts of one module (empty for a path the snapshot does not hold)."""
         known = self._facts.get(path)
         if known is not None:
             return known
-        text = self.texts.get(path, "")
-        key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        facts = _FACTS.get(key)
-        if facts is None:
-            facts = ModuleFacts.of(text)
-            if len(_FACTS) >= _FACTS_KEPT:
-                _FACTS.clear()
-            _FACTS[key] = facts
+        digest = self.digests.get(path) or text_digest("")
+        facts = self.kept.facts(digest, lambda: self.texts.get(path, ""))
         self._facts[path] = facts
         return facts
 
@@ -86,6 +97,13 @@ class SnapshotIndex:
     def call_text(self, path: str, offset: int, limit: int = 2_000) -> str:
         """The source of the call starting at `offset` (the callee name), up to its closing
         bracket; "" when it does not close within `limit` characters."""
+        key = (path, offset)
+        found = self._call_texts.get(key)
+        if found is None:
+            found = self._call_texts[key] = self._call_text(path, offset, limit)
+        return found
+
+    def _call_text(self, path: str, offset: int, limit: int) -> str:
         text = self.texts.get(path, "")
         open_at = text.find("(", offset)
         depth = 0
@@ -115,10 +133,10 @@ class SnapshotIndex:
 
     def _find_callers(self, func: Func, limit: int) -> list[tuple[str, int, Func | None]]:
         name = func.qualname.rsplit(".", 1)[-1]
-        spots = list(self.calls.get(name, ())[: limit * 4])
+        spots = list(self.calls(name)[: limit * 4])
         if name == "__init__" and func.owner:
             name = func.owner
-            spots = list(self.calls.get(name, ())[: limit * 4]) + self._super_calls(func.owner)
+            spots = list(self.calls(name)[: limit * 4]) + self._super_calls(func.owner)
             spots += self._alias_calls(func.owner)
         found = []
         for path, at in spots:
@@ -137,24 +155,30 @@ class SnapshotIndex:
     def _super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
         """`super().__init__(` calls in classes whose statement names `owner` among its bases."""
         if self._supers is None:
-            self._supers = defaultdict(list)
-            for path, at in self.calls.get("__init__", ()):
-                text = self.texts[path]
-                if not _SUPER.search(text, max(0, at - 60), at):
-                    continue
-                head = text.rfind("\nclass ", 0, at)
-                line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
-                bases = line.partition("(")[2]
-                for base in dict.fromkeys(re.findall(r"(\w+)\s*[,)]", bases)):
-                    self._supers[base].append((path, at))
+            self._supers = self._super_calls_by_base()
         return self._supers.get(owner, [])[:limit]
+
+    def _super_calls_by_base(self) -> dict[str, list[tuple[str, int]]]:
+        """Every `super().__init__(` call (or `super(Cls, self).__init__(`) by each name its
+        class statement lists among its bases, read once per snapshot."""
+        found: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for path, at in self.calls("__init__"):
+            text = self.texts[path]
+            if not _SUPER.search(text, max(0, at - 60), at):
+                continue
+            head = text.rfind("\nclass ", 0, at)
+            line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
+            bases = line.partition("(")[2]
+            for base in dict.fromkeys(re.findall(r"(\w+)\s*[,)]", bases)):
+                found[base].append((path, at))
+        return found
 
     def _alias_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
         """Calls of a name a module assigns the class to (`pool_cls = Owner`, then
         `pool_cls(...)`), in that module."""
-        out = []
+        out: list[tuple[str, int]] = []
         for path, alias in self.aliases.get(owner, ()):
-            out += [(p, at) for p, at in self.calls.get(alias, ()) if p == path][:limit]
+            out += [(path, at) for at in self._scans[path].calls.get(alias, ())][:limit]
         return out[:limit]
 
     def functions(self, name: str) -> list[tuple[str, Func]]:

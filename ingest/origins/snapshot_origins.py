@@ -1,65 +1,85 @@
 """The origins of every site of a snapshot, from its file texts, flags and vocabulary.
 
-A site whose file is unchanged since a snapshot this process already traced keeps the origin it
-had there (a history ingested in one run traces each release's changed files only); the callers
-in other files are taken as they were then, which the next full trace of a process refreshes.
+A site whose file is unchanged since a snapshot already traced (in this process, or in the store
+the ingest gives) keeps the origin it had there (`kept.site_key`): a history traces each
+release's changed files only, and the texts are read only when some site is left to trace. The
+callers in other files are taken as they were then, which the next full trace refreshes.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 
 from errkb.core.origin import Origin
 from errkb.core.records import FlagDef, Site, Vocabulary
+from errkb.ingest.origins.kept import Kept, Store, config_digest, site_key, text_digest
 from errkb.ingest.origins.reads import Rules, classes_named
 from errkb.ingest.origins.site_origin import origin_of
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
 
+Texts = Mapping[str, str] | Callable[[], Mapping[str, str]]
+
 
 def snapshot_origins(
-    texts: Mapping[str, str],
+    texts: Texts,
     sites: Sequence[Site],
     flags: Iterable[FlagDef],
     vocabulary: Vocabulary,
     flag_classes: tuple[str, ...] = (),
+    *,
+    digests: Mapping[str, str] | None = None,
+    store: Store | None = None,
 ) -> list[Origin | None]:
-    """One origin per site, in order (None for a site of the project's own tests)."""
-    keys = [_key(s, texts) for s in sites]
-    missing = [s for s, k in zip(sites, keys, strict=True) if k is not None and k not in _KEPT]
+    """One origin per site, in order (None for a site of the project's own tests).
+
+    `texts` may be a function that reads them, called only when a site is left to trace;
+    `digests` names each file's content (path -> its hash), else the texts are hashed. `store`
+    keeps facts and origins for other processes."""
+    read = _Lazy(texts)
+    if digests is None:
+        digests = {path: text_digest(text) for path, text in read().items()}
+    config = config_digest(vocabulary, flag_classes)
+    keys = [_key(s, digests, config) for s in sites]
+    kept = Kept(store)
+    found = kept.origins([k for k in keys if k is not None])
+    missing = {k: s for s, k in zip(sites, keys, strict=True) if k is not None and k not in found}
     if missing:
-        found = _traced(texts, missing, flags, vocabulary, flag_classes)
-        if len(_KEPT) + len(found) > _KEEP:
-            _KEPT.clear()
-        for site, origin in zip(missing, found, strict=True):
-            key = _key(site, texts)
-            if key is not None:
-                _KEPT[key] = origin
-    return [_KEPT.get(k) if k is not None else None for k in keys]
+        index = SnapshotIndex(read(), digests, kept)
+        rules = _rules(index, flags, vocabulary, flag_classes)
+        for key, site in missing.items():
+            origin = origin_of(site, index, rules)
+            if origin is not None:
+                found[key] = origin
+                kept.add_origin(key, origin)
+    kept.flush()
+    return [found.get(k) if k is not None else None for k in keys]
 
 
-_KEPT: dict[tuple[object, ...], Origin | None] = {}
-_KEEP = 400_000  # origins kept by site and file content, across the snapshots of a process
+class _Lazy:
+    def __init__(self, texts: Texts) -> None:
+        self._texts = texts
+
+    def __call__(self) -> Mapping[str, str]:
+        if callable(self._texts):
+            self._texts = self._texts()
+        return self._texts
 
 
-def _key(site: Site, texts: Mapping[str, str]) -> tuple[object, ...] | None:
-    """What a site's origin depends on in its own file; None for sites never traced."""
+def _key(site: Site, digests: Mapping[str, str], config: str) -> bytes | None:
+    """The key of a site's origin; None for sites never traced."""
     if site.kind == "import" or in_tests(site.path):
         return None
-    text = texts.get(site.path, "")
-    guard = tuple((c.kind, c.expr, c.holds) for c in site.conditions)
-    return (site.path, hash(text), len(text), site.qualname, site.kind, site.check, guard)
+    return site_key(site, digests.get(site.path) or text_digest(""), config)
 
 
-def _traced(
-    texts: Mapping[str, str],
-    sites: Sequence[Site],
+def _rules(
+    index: SnapshotIndex,
     flags: Iterable[FlagDef],
     vocabulary: Vocabulary,
     flag_classes: tuple[str, ...],
-) -> list[Origin | None]:
-    index = SnapshotIndex(texts)
+) -> Rules:
     flag_names = {
         f.dest: (f.flags[0] if f.flags else "--" + f.dest.replace("_", "-")) for f in flags
     }
@@ -74,11 +94,10 @@ def _traced(
     fields = {p: index.facts(p).fields for p in sorted(paths)}
     request_types, request_fields = classes_named(vocabulary.request_classes, fields)
     flag_types, _ = classes_named(flag_classes, fields)
-    rules = Rules(
+    return Rules(
         flag_names,
         vocabulary,
         frozenset(request_fields),
         frozenset(request_types),
         frozenset(flag_types),
     )
-    return [origin_of(s, index, rules) for s in sites]

@@ -1,0 +1,176 @@
+"""What the value-origin index keeps (`ingest/origins/kept.py`) gives what it would compute again.
+
+Run on a real project: this repository's own Python files (several hundred modules, classes that
+call `super().__init__`, functions called across modules). Module facts and file scans survive
+their stored form; the index's lookups agree with a plain search of the texts; origins read from
+a store equal a cold trace, and a store is read without the texts.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from errkb.core.records import ExtractConfig, Site, Vocabulary
+from errkb.ingest.extract import extract_file
+from errkb.ingest.origin_store import FILE_NAME, OriginStore
+from errkb.ingest.origins import kept
+from errkb.ingest.origins.file_scan import FileScan
+from errkb.ingest.origins.module_facts import ModuleFacts
+from errkb.ingest.origins.snapshot_index import SnapshotIndex
+from errkb.ingest.origins.snapshot_origins import snapshot_origins
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = ("ingest", "knowledge", "service", "errkb/core")
+CONFIG = ExtractConfig(exceptions=("*",), asserts=True)
+VOCAB = Vocabulary()
+
+
+@pytest.fixture(scope="module")
+def texts() -> dict[str, str]:
+    """path -> text of every Python file of the project's own packages."""
+    out = {}
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            out[path.relative_to(ROOT).as_posix()] = path.read_text()
+    assert len(out) > 200
+    return out
+
+
+@pytest.fixture(scope="module")
+def sites(texts: dict[str, str]) -> list[Site]:
+    found = [s for p, t in texts.items() for s in extract_file(t.encode(), p, CONFIG).sites]
+    assert len(found) > 100
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept() -> None:
+    kept.forget()
+
+
+def test_module_facts_and_scans_read_back_equal(texts: dict[str, str]) -> None:
+    for path, text in texts.items():
+        facts = ModuleFacts.of(text)
+        back = ModuleFacts.from_bytes(facts.to_bytes())
+        assert back == facts, path
+        for line in range(1, text.count("\n") + 2, 7):
+            assert back.func_at(line) == facts.func_at(line), (path, line)
+        scan = FileScan.of(text)
+        assert FileScan.from_bytes(scan.to_bytes()) == scan, path
+
+
+# Class statements the base search must read as a search per class would: dotted, spaced, split
+# over lines, a name that only ends like a base, several bases.
+BASES = """
+class A(pkg.Base, Mixin):
+    def __init__(self):
+        super().__init__()
+class B( Base ):
+    def __init__(self):
+        super().__init__(1)
+class C(
+    Base):
+    def __init__(self):
+        super().__init__()
+class D(MyBase, metaclass=Meta):
+    def __init__(self):
+        super().__init__()
+class E(Base,Mixin,Other) :
+    def __init__(self):
+        super().__init__(x)
+"""
+
+
+def test_the_index_finds_what_a_plain_search_of_the_texts_finds(texts: dict[str, str]) -> None:
+    index = SnapshotIndex({**texts, "pkg/bases.py": BASES})
+    calls: dict[str, list[tuple[str, int]]] = {}
+    for path, text in index.texts.items():
+        for m in re.finditer(r"(?<![\w])(\w+)\(", text):
+            calls.setdefault(m.group(1), []).append((path, m.start(1)))
+    assert len(calls) > 1000
+    for name, spots in calls.items():
+        assert index.calls(name) == spots, name
+    # `super().__init__(` calls by the bases their class statement names, as a search per class
+    owners = {*index.classes, "Base", "Mixin", "Other", "MyBase", "Meta"}
+    checked = 0
+    for owner in sorted(owners):
+        expected = []
+        for path, at in calls.get("__init__", []):
+            text = index.texts[path]
+            if not text.startswith("super().", max(0, at - 8)):
+                continue
+            head = text.rfind("\nclass ", 0, at)
+            line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
+            if re.search(rf"[(,\s.]{re.escape(owner)}\s*[,)]", line):
+                expected.append((path, at))
+        assert index._super_calls(owner, limit=1000) == expected, owner
+        checked += bool(expected)
+    assert checked >= 6  # Base, Mixin, Other, MyBase, and classes of the project
+
+
+def test_origins_from_a_store_equal_a_cold_trace(
+    texts: dict[str, str], sites: list[Site], tmp_path: Path
+) -> None:
+    cold = snapshot_origins(texts, sites, [], VOCAB)
+    assert sum(o is not None for o in cold) > 100
+    assert {o.kind for o in cold if o is not None} >= {"internal", "unknown"}
+    kept.forget()
+    with OriginStore(tmp_path) as store:
+        assert snapshot_origins(texts, sites, [], VOCAB, store=store) == cold
+    kept.forget()  # a new process: nothing in memory, the store on disk
+
+    def unread() -> dict[str, str]:
+        raise AssertionError("every origin is in the store: the texts are not needed")
+
+    digests = {p: kept.text_digest(t) for p, t in texts.items()}
+    with OriginStore(tmp_path) as store:
+        again = snapshot_origins(unread, sites, [], VOCAB, digests=digests, store=store)
+    assert again == cold
+
+
+def test_a_change_to_the_rules_a_file_or_the_configuration_traces_again(
+    texts: dict[str, str], sites: list[Site], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OriginStore(tmp_path) as store:
+        cold = snapshot_origins(texts, sites, [], VOCAB, store=store)
+    read: list[str] = []
+
+    def counted(given: dict[str, str], why: str):  # type: ignore[no-untyped-def]
+        def read_texts() -> dict[str, str]:
+            read.append(why)
+            return given
+
+        return read_texts
+
+    def again(given: dict[str, str], why: str, vocabulary: Vocabulary = VOCAB) -> list[object]:
+        kept.forget()
+        digests = {p: kept.text_digest(t) for p, t in given.items()}
+        with OriginStore(tmp_path) as store:
+            return list(
+                snapshot_origins(
+                    counted(given, why), sites, [], vocabulary, digests=digests, store=store
+                )
+            )
+
+    assert again(texts, "nothing changed") == cold
+    with monkeypatch.context() as m:
+        m.setattr(kept, "ORIGINS_CODE", b"other rules")
+        assert again(texts, "the rules") == cold
+    path = next(s.path for s in sites if s.kind != "import")
+    changed = {**texts, path: texts[path] + "\n# one more line\n"}
+    assert again(changed, "a file") == cold  # a comment at the end changes no origin
+    assert again(texts, "the configuration", Vocabulary(env_helpers=("envs",))) is not None
+    assert read == ["the rules", "a file", "the configuration"]
+
+
+def test_a_broken_store_file_is_not_used(
+    texts: dict[str, str], sites: list[Site], tmp_path: Path
+) -> None:
+    (tmp_path / FILE_NAME).write_bytes(b"not a database" * 100)
+    cold = snapshot_origins(texts, sites[:50], [], VOCAB)
+    kept.forget()
+    with OriginStore(tmp_path) as store:
+        assert snapshot_origins(texts, sites[:50], [], VOCAB, store=store) == cold
