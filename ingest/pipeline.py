@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -26,6 +27,7 @@ from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.hierarchy import Hierarchy
+from errkb.ingest.origin_store import OriginStore
 from errkb.ingest.origin_texts import snapshot_texts
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import RepoPin
@@ -69,6 +71,9 @@ class Job:
     workers: int = 0  # 0 = every core
     workers_nice: int = 0  # niceness the parse processes add to this one's
     before_commit: Callable[[], None] | None = None
+    # The cache folder: where the origin index keeps what it traced for other processes
+    # (`origin_store`); None keeps it in this process only.
+    cache_dir: Path | None = None
 
 
 def repo_fields(repo: RepoPin) -> dict[str, Any]:
@@ -136,7 +141,7 @@ def _ingest(
             )
             hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
             progress.phase(f"{info.label}: tracing where the checked values come from", None)
-            sites = with_origins(snapshot_texts(source, files), sites, flags, repo)
+            sites = with_origins(source, files, sites, flags, repo, job.cache_dir)
             prepared = [prepare_site(repo.name, s) for s in sites]
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
@@ -179,10 +184,30 @@ def _ingest(
 
 
 def with_origins(
-    texts: dict[str, str], sites: list[Site], flags: list[FlagDef], repo: RepoPin
+    source: Source,
+    files: Sequence[SourceFile],
+    sites: list[Site],
+    flags: list[FlagDef],
+    repo: RepoPin,
+    cache_dir: Path | None = None,
 ) -> list[Site]:
-    """The sites with where their guarded values come from, traced over the whole snapshot."""
-    origins = snapshot_origins(texts, sites, flags, repo.vocabulary(), repo.flag_classes)
+    """The sites with where their guarded values come from, traced over the whole snapshot;
+    the files are read again only when a site's origin is not kept from before."""
+    digests = {f.path: f.content_hash for f in files if f.skip is None}
+    store = OriginStore(cache_dir / "origins") if cache_dir is not None else None
+    try:
+        origins = snapshot_origins(
+            lambda: snapshot_texts(source, files),
+            sites,
+            flags,
+            repo.vocabulary(),
+            repo.flag_classes,
+            digests=digests,
+            store=store,
+        )
+    finally:
+        if store is not None:
+            store.close()
     return [
         replace(s, origin=o) if o is not None else s for s, o in zip(sites, origins, strict=True)
     ]

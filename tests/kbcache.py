@@ -83,7 +83,7 @@ def ingest_pinned_releases(
     try:
         upgrade(engine)
         pins = load_pins(ROOT / "pins.toml")
-        job = Job(engine=engine)
+        job = Job(engine=engine, cache_dir=cache_dir)
         for repo in pins.repos:
             for version in (versions or repo.releases) if repo.pypi_name else ():
                 ingest_release(job, f"{repo.pypi_name}=={version}", cache_dir, repo.name)

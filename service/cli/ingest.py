@@ -164,7 +164,12 @@ def _ingest_each(
     `classes` limits each source to raises of those classes (`--classes`)."""
     from errkb.ingest.pipeline import Job, ingest_snapshot
 
-    job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
+    job = Job(
+        engine=engine,
+        workers=settings.workers,
+        workers_nice=settings.workers_nice,
+        cache_dir=settings.cache_dir,
+    )
     with phases(err) as progress:
         for repo_pin, make_source in _guarded(planned, failures):
             try:

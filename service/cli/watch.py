@@ -64,7 +64,12 @@ def watch(
 
 def _round(settings: Settings, pins: Pins, engine: Engine, index: str) -> Round:
     """One look at the index, its outcome printed; the entry documents rebuilt if it added any."""
-    job = Job(engine=engine, workers=settings.workers, workers_nice=settings.workers_nice)
+    job = Job(
+        engine=engine,
+        workers=settings.workers,
+        workers_nice=settings.workers_nice,
+        cache_dir=settings.cache_dir,
+    )
     downloads = Downloads(
         settings.cache_dir / "pypi",
         settings.index_url,
