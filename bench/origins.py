@@ -1,13 +1,17 @@
 """What the value-origin index costs per release, against parsing the release once.
 
 For one release held by a knowledge base (default: the tests' shared one, 0.5.23), reads the
-wheel's files and the release's sites, then times, in this process:
+wheel's files and the release's sites, then times, in this process, round by round:
 - the baseline: `ast.parse` of every file once (the least an ingest that reads every file pays);
-- the index cold: every module's facts read and every site traced, nothing cached;
-- the index warm: the same again with the module facts cached, as in a history ingested in one
-  run (the next release shares most of its files).
-Prints each time (median of `--rounds`, with the range), its ratio to the baseline, and the
-share of sites in each origin class.
+- the index cold: every file scanned, every module's facts read and every site traced, nothing
+  kept from before;
+- with the files kept: the same with the scans and module facts kept in this process, as in a
+  history ingested in one run (the next release shares most of its files); the sites traced;
+- from the store: a fresh process's view (nothing in memory) of a store that a first run filled
+  (`ingest/origin_store.py` in a temporary folder), as when the same releases go into a second
+  database, or are ingested again.
+Prints each time (median of `--rounds`, with the range), its ratio to the baseline, the share of
+sites in each origin class, and checks that every way gives the same origins.
 
 Usage: .venv/bin/python bench/origins.py [--db URL] [--release 0.5.23] [--rounds 1]
 """
@@ -16,19 +20,23 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
 
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error, Flag, Occurrence, Snapshot
-from errkb.ingest.origins import snapshot_index
+from errkb.ingest.origin_store import OriginStore
+from errkb.ingest.origins import kept
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
 from errkb.service.entries.facts import flag_def_of, site_of
@@ -48,20 +56,17 @@ def _texts(release: str, prefix: str) -> dict[str, str]:
         }
 
 
-def _timed(rounds: int, work: object) -> list[float]:
-    out = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        work()  # type: ignore[operator]
-        out.append(time.perf_counter() - started)
-    return out
+def _timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
 
 
 def _said(name: str, times: list[float], base: float) -> str:
     med = statistics.median(times)
     return (
-        f"{name:34} {med:7.1f} s (range {min(times):.1f}-{max(times):.1f}), "
-        f"{med / base:4.2f}x the baseline"
+        f"{name:36} {med:7.1f} s (range {min(times):.1f}-{max(times):.1f}), "
+        f"{med / base:5.2f}x the baseline"
     )
 
 
@@ -101,22 +106,37 @@ def main() -> None:
                 except SyntaxError:
                     pass
 
-    def index() -> list[object]:
-        return list(snapshot_origins(texts, sites, flags, vocabulary, pin.flag_classes))
+    def index(store: OriginStore | None = None) -> list[object]:
+        return list(
+            snapshot_origins(texts, sites, flags, vocabulary, pin.flag_classes, store=store)
+        )
 
-    def cold() -> None:
-        snapshot_index._FACTS.clear()
-        index()
-
-    base = _timed(args.rounds, parse_all)
-    cold_times = _timed(args.rounds, cold)
-    warm_times = _timed(args.rounds, index)
-    found = Counter(o.kind if o is not None else "test code" for o in index())  # type: ignore[attr-defined]
-    b = statistics.median(base)
-    print(f"{args.release}: {len(texts):,} files, {len(sites):,} sites")
-    print(_said("baseline: ast.parse of every file", base, b))
-    print(_said("origin index, cold", cold_times, b))
-    print(_said("origin index, module facts cached", warm_times, b))
+    times: dict[str, list[float]] = {"base": [], "cold": [], "files": [], "store": []}
+    results: dict[str, list[object]] = {}
+    with tempfile.TemporaryDirectory(prefix="errkb-bench-origins-") as folder:
+        for _ in range(args.rounds):
+            times["base"].append(_timed(parse_all))
+            kept.forget()
+            times["cold"].append(_timed(lambda: results.__setitem__("cold", index())))
+            kept.forget("origins")  # the scans and facts stay
+            times["files"].append(_timed(lambda: results.__setitem__("files", index())))
+            kept.forget()
+            with OriginStore(Path(folder)) as store:
+                index(store)  # fills the store (its first round only: the rest is kept)
+            kept.forget()
+            with OriginStore(Path(folder)) as store:
+                run = lambda: results.__setitem__("store", index(store))  # noqa: E731
+                times["store"].append(_timed(run))
+        size = os.path.getsize(Path(folder) / "origins.sqlite3")
+    found = Counter(o.kind if o is not None else "test code" for o in results["cold"])  # type: ignore[attr-defined]
+    same = all(results[k] == results["cold"] for k in ("files", "store"))
+    b = statistics.median(times["base"])
+    print(f"{args.release}: {len(texts):,} files, {len(sites):,} sites; load {os.getloadavg()}")
+    print(_said("baseline: ast.parse of every file", times["base"], b))
+    print(_said("origin index, cold", times["cold"], b))
+    print(_said("origin index, scans and facts kept", times["files"], b))
+    print(_said("origin index, from the store", times["store"], b))
+    print(f"the store: {size / 1e6:.1f} MB; the same origins every way: {same}")
     for kind, n in found.most_common():
         print(f"  {kind:14} {100 * n / len(sites):5.1f}% ({n:,})")
 
