@@ -80,7 +80,9 @@ class D(MyBase, metaclass=Meta):
         super().__init__()
 class E(Base,Mixin,Other) :
     def __init__(self):
-        super().__init__(x)
+        super(E, self).__init__(x)
+pool_cls = pkg.Base
+pool = pool_cls(1)
 """
 
 
@@ -100,15 +102,22 @@ def test_the_index_finds_what_a_plain_search_of_the_texts_finds(texts: dict[str,
         expected = []
         for path, at in calls.get("__init__", []):
             text = index.texts[path]
-            if not text.startswith("super().", max(0, at - 8)):
+            if not re.search(r"super\((\w+, *self)?\)\.$", text[max(0, at - 60) : at]):
                 continue
             head = text.rfind("\nclass ", 0, at)
             line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
-            if re.search(rf"[(,\s.]{re.escape(owner)}\s*[,)]", line):
+            if owner in re.findall(r"(\w+)\s*[,)]", line.partition("(")[2]):
                 expected.append((path, at))
         assert index._super_calls(owner, limit=1000) == expected, owner
         checked += bool(expected)
     assert checked >= 6  # Base, Mixin, Other, MyBase, and classes of the project
+    # a class assigned to a name, and the calls of that name in its module
+    aliases: dict[str, list[tuple[str, str]]] = {}
+    for path, text in index.texts.items():
+        for m in re.finditer(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*([A-Z]\w*)[ \t]*$", text, re.M):
+            aliases.setdefault(m.group(2), []).append((path, m.group(1)))
+    assert dict(index.aliases) == aliases
+    assert index._alias_calls("Base") == [("pkg/bases.py", BASES.index("pool_cls(1)"))]
 
 
 def test_origins_from_a_store_equal_a_cold_trace(
