@@ -277,9 +277,10 @@ class _Collector:
         qualname = ".".join(self.scope)
         local: list[tuple[str, str]] = []
         returns: list[str] = []
+        return_tests: list[str] = []
         self.func.append((owner, local))
         self.returns.append(returns)
-        self.return_tests.append(return_tests := [])
+        self.return_tests.append(return_tests)
         saved, self.tests = self.tests, []
         self.statements(node.body)
         self.tests = saved
