@@ -94,7 +94,9 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     if check.internal or (check.followed and not check.found):
         # the values the check compares are the code's own: its callers and assignments were
         # followed and reach no input
-        searched = f"{check.followed} callers and assignments followed; none reaches an input"
+        n = check.followed
+        searched = f"{n} {'caller or assignment' if n == 1 else 'callers and assignments'} "
+        searched += "followed; none reaches an input"
         said = (*chain_t, searched) if check.followed else chain_t
         return replace(
             Origin("internal", (), said, callers, path_inputs=path_inputs), caught=caught

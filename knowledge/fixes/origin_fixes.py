@@ -30,21 +30,24 @@ def _input_fix(name: str, project: str) -> Fix | None:
     if name.startswith("--"):
         return Fix(
             "flag",
-            f"Start {project} without {name}, or with another value of it: the check reads it.",
+            f"Change {name} (or leave it out) when you start {project}: the failing check "
+            "depends on its value.",
             _PROV,
             flag=name,
         )
     if kind == "request":
         return Fix(
             "request_field",
-            f"Send the request without `{value}`, or with another value of it: the check reads it.",
+            f"Change `{value}` in the request (or leave it out): the failing check depends on "
+            "its value.",
             _PROV,
             input=value,
         )
     if kind == "env":
         return Fix(
             "environment",
-            f"Unset {value} where {project} starts, or give it another value: the check reads it.",
+            f"Unset {value} (or give it another value) where {project} starts: the failing "
+            "check depends on it.",
             _PROV,
             command=f"unset {value}",
             input=value,

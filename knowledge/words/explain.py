@@ -7,6 +7,8 @@ message, the flags and the history point to.
 
 from __future__ import annotations
 
+import re
+
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.fixes.commands import trigger_args
@@ -73,7 +75,10 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         )
     elif r.audience == "internal":
         searched = [c.text for c in r.clues if "followed; none reaches an input" in c.text]
-        how = (searched or [c.text for c in r.clues] or ["the values it compares are its own"])[0]
+        # what shows it: the search, else a step that ends in state the code builds, never a
+        # step where the trace stopped
+        shown = [c.text for c in r.clues if not _STOPPED.search(c.text)]
+        how = (searched or shown or ["the values it compares are its own"])[0]
         text = (
             "Nobody's input: this is an internal check, and the values it compares are built by "
             f"the code itself ({how}). Reaching it points to a bug, or a case the code did not "
@@ -91,6 +96,9 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )
     return r.audience, Derived(text, prov), evidence
+
+
+_STOPPED = re.compile(r": (not traced|followed too far|no call(er)? of .*)$")
 
 
 def trigger(

@@ -109,13 +109,14 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
         )
     if r.audience == "flag":
         if names:
-            return f"You started {project} with {_listed(names)}, and this code refuses it."
-        return "A server setting you chose leads here, and this code refuses it."
+            what = "that setting" if len(names) == 1 else "that combination"
+            return f"You started {project} with {_listed(names)}, and this code refuses {what}."
+        return f"A setting you started {project} with is refused here."
     if r.audience == "request_field":
         if names:
             fields = _listed([_code(n) for n in names])
             return f"Your request set {fields} to something this code does not accept."
-        return "A field of the request you sent leads here, and this code refuses it."
+        return "A field of the request you sent has a value this code does not accept."
     if r.audience == "environment":
         if "the network connection" in names:
             return (
@@ -123,20 +124,29 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
                 "to), and the code gave up: the network where it runs leads here, not a setting."
             )
         if names:
+            noun = "variable" if len(names) == 1 else "variables"
             return (
-                f"The environment variable {_listed(names)}, as set where {project} starts, "
-                "leads here."
+                f"The environment {noun} {_listed(names)}, as set where {project} starts, "
+                "chose what this code does, and it refuses the result."
             )
-        return f"An environment variable set where {project} starts leads here."
+        return f"An environment variable set where {project} starts is refused here."
     if r.audience == "model_config":
         if names:
             fields = _listed([_code(n) for n in names])
-            return f"The model you serve leads here: its configuration ({fields})."
-        return "The model you serve leads here: its configuration or its weights."
+            return (
+                f"The model you serve has a configuration this code does not accept: {fields} "
+                "in its config.json."
+            )
+        return "The model you serve has a configuration or weights this code does not accept."
     if r.audience == "hardware":
         if names:
-            return f"The hardware or parallelism you run with leads here ({_listed(names)})."
-        return "The GPU, platform or parallelism sizes you run with lead here."
+            return (
+                f"The hardware or parallelism you run with is not what this code supports "
+                f"({_listed(names)})."
+            )
+        return (
+            "The GPU, platform or parallelism sizes you run with are not what this code supports."
+        )
     if r.audience == "dependency":
         return (
             "An installed package leads here: it is missing, or at a version this code does not "

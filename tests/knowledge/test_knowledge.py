@@ -219,7 +219,7 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
     assert ex.what_it_means.text.startswith("You started srv with --attention-backend")
     first = ex.solutions[0]
     assert first.kind == "flag" and first.flag == "--attention-backend"
-    assert first.text.startswith("Start srv without --attention-backend, or with another value")
+    assert first.text.startswith("Change --attention-backend (or leave it out) when you start srv")
     assert ex.solutions[-1].kind == "report"
     unguarded = make_site("boom", (), "<module>")
     ex = explain_error(unguarded, [], None, project="srv")

@@ -109,7 +109,7 @@ def test_a_missing_key_in_load_weights_points_at_the_checkpoint() -> None:
     )
     ex = explain_error(site, [], None, project="demo")
     text = ex.what_it_means.text
-    assert text.startswith("The model you serve leads here"), text
+    assert text.startswith("The model you serve has a configuration or weights"), text
     assert "The key printed after KeyError is not in params_dict" in text  # after the lead
     assert ex.solutions[0].kind == "model" and "config.json" in ex.solutions[0].text
     # what the missing name tells: a quantization scale, another variant's layer, a prefix
@@ -207,7 +207,7 @@ def test_an_assert_on_a_flag_is_a_check_of_the_settings_not_an_internal_one() ->
     ex = explain_error(site, [], None, project="demo")
     assert ex.who_hits_it is not None and ex.who_hits_it.kind == "flag"  # server settings
     text = ex.what_it_means.text
-    assert text.startswith("A server setting you chose leads here"), text
+    assert text.startswith("A setting you started demo with is refused here"), text
     assert "This is a check inside" not in text and "A check of the settings" not in text
     note = kind_note(site, "unknown")
     assert note is not None and note.text.startswith("An internal check failed")

@@ -423,7 +423,7 @@ def test_what_it_means_keeps_code_out_and_says_how_many_checks_it_left() -> None
     # the frame that counted the checks left out is gone; both checks stay under their own
     # heading (facts), the one with no words as its code
     assert "shown in the source" not in text, text
-    assert text.startswith("A server setting you chose leads here"), text
+    assert text.startswith("A setting you started sglang with is refused here"), text
     assert ex.facts.items == ("the tensor parallelism size is more than 8", "`x[i:j] @ y` is true")
 
 
