@@ -85,7 +85,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1]), caught=caught
         )
-    if site.kind != "assert":  # every test of a raise's guard is a condition the input meets
+    own_state = check.internal and not check.found and not check.unknown
+    if site.kind != "assert" and not own_state:
+        # every test of a raise's guard is a condition the input meets, unless the check itself
+        # compares only state the code builds (then the path's inputs are the way around it)
         decided = decided or _decided(path)
     if decided is not None:
         return replace(

@@ -229,3 +229,33 @@ def test_a_field_of_a_model_config_class_nobody_builds_is_the_model_config() -> 
     origin = snapshot_origins(files, [site], FLAGS, vocab, ("ServerArgs",))[0]
     assert origin is not None and origin.kind == "model_config", origin
     assert origin.inputs == ("config.json: window",)
+
+
+def test_a_raise_whose_check_compares_only_the_codes_own_state_is_internal() -> None:
+    # the container is the class's own; the flag only chooses the path: the way around it
+    site = _site("p/encoder.py", 7, "Encoder.send", ("'error' in self._results[rid]",))
+    files = {
+        **FILES,
+        "p/encoder.py": (
+            "class Encoder:\n"
+            "    def __init__(self, server_args):\n"
+            "        self._results = {}\n"
+            "    def send(self, rid, server_args):\n"
+            "        if server_args.page_size > 1:\n"
+            "            if 'error' in self._results[rid]:\n"
+            "                raise RuntimeError('failed')\n"
+        ),
+    }
+    site = _site("p/encoder.py", 7, "Encoder.send", ("server_args.page_size > 1",))
+    site = Site(
+        **{
+            **site.__dict__,
+            "conditions": (
+                Condition("if", "server_args.page_size > 1", True, 5),
+                Condition("if", "'error' in self._results[rid]", True, 6),
+            ),
+        }
+    )
+    origin = snapshot_origins(files, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None and origin.kind == "internal", origin
+    assert origin.path_inputs == ("--page-size",)
