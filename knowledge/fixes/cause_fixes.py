@@ -123,8 +123,9 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     text = f"This depends on {what}."
     if parallel:
         text += (
-            " Choose the tensor, data, expert or pipeline parallel sizes (and the number of "
-            "GPUs) so that it does not hold."
+            " Change the tensor, data, expert or pipeline parallel sizes (or the number of "
+            "GPUs): this check compares them with the model's shape or another size, and your "
+            "combination does not fit."
         )
     else:
         needs = hardware.capability([n for g in r.groups for n in g])

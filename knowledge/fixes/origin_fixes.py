@@ -94,8 +94,8 @@ def workaround_fixes(
             out.append(
                 Fix(
                     "flag",
-                    f"Until it is fixed, avoid this code path: start {project} without {name}, "
-                    "or with another value of it (it chooses the code that runs this check).",
+                    f"Until it is fixed, start {project} with another value of {name} (or "
+                    "without it): it chooses the code that runs this check.",
                     _PROV,
                     flag=name,
                 )
@@ -105,8 +105,8 @@ def workaround_fixes(
             out.append(
                 Fix(
                     "environment",
-                    f"Until it is fixed, avoid this code path: start {project} with {var}={fixed}, "
-                    "which runs another implementation of this operation.",
+                    f"Until it is fixed, start {project} with {var}={fixed}: it runs another "
+                    "implementation of this operation.",
                     _PROV,
                     command=f"export {var}={fixed}",
                     input=var,
@@ -116,8 +116,8 @@ def workaround_fixes(
             out.append(
                 Fix(
                     "environment",
-                    f"Until it is fixed, avoid this code path: unset {value}, or give it another "
-                    "value (it chooses the code that runs this check).",
+                    f"Until it is fixed, unset {value} (or give it another value): it chooses "
+                    "the code that runs this check.",
                     _PROV,
                     command=f"unset {value}",
                     input=value,

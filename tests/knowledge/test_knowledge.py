@@ -247,7 +247,7 @@ def test_no_flag_no_advice_says_what_is_known_without_inventing() -> None:
     assert ex.who_hits_it.kind == "internal"
     assert [s.kind for s in ex.solutions][:3] == ["report", "flag", "environment"]
     assert ex.solutions[1].flag == "--attention-backend"
-    assert ex.solutions[1].text.startswith("Until it is fixed, avoid this code path")
+    assert ex.solutions[1].text.startswith("Until it is fixed, start srv with another value of")
     assert ex.solutions[2].command == "unset SGLANG_FORCE_FUSED_OP_BACKEND"
     assert (
         "The code path is chosen by --attention-backend and the environment variable "
