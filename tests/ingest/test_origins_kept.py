@@ -86,6 +86,34 @@ pool = pool_cls(1)
 """
 
 
+TRICKY = (
+    "class A:\n  class B(A): pass\n\tclass\tC: pass\n# subclass D\nxclass E: pass\n"
+    "async def f(): pass\n  async  def g(): pass\nundef h\n  def def_i(): pass\n"
+    "a = Pool\n  b = mod.sub.Pool  \nc.d = Pool\ne = Pool()\nf = pool\nx = 1; g = Pool\n"
+    "class J: pass\r\n    def k(self): pass\r\nm = Pool\r\nn(o(p (q)))\n"
+)
+
+
+def test_a_file_scan_finds_what_the_anchored_patterns_find(texts: dict[str, str]) -> None:
+    """The scan's quicker patterns, against the plain ones they stand for."""
+    calls = re.compile(r"(?<![\w])(\w+)\(")
+    classes = re.compile(r"^[ \t]*class[ \t]+(\w+)", re.M)
+    defs = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+    aliases = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*([A-Z]\w*)[ \t]*$", re.M)
+    for path, text in {**texts, "tricky.py": TRICKY}.items():
+        scan = FileScan.of(text)
+        found: dict[str, list[int]] = {}
+        for m in calls.finditer(text):
+            found.setdefault(m.group(1), []).append(m.start(1))
+        assert scan.calls == found, path
+        assert scan.classes == tuple(m.group(1) for m in classes.finditer(text)), path
+        assert scan.defs == tuple(m.group(1) for m in defs.finditer(text)), path
+        assert scan.aliases == tuple((m.group(2), m.group(1)) for m in aliases.finditer(text))
+    tricky = FileScan.of(TRICKY)
+    assert tricky.classes == ("A", "B", "C", "J") and "def_i" in tricky.defs
+    assert tricky.aliases == (("Pool", "a"), ("Pool", "b"))  # not `m = Pool\r`, as before
+
+
 def test_the_index_finds_what_a_plain_search_of_the_texts_finds(texts: dict[str, str]) -> None:
     index = SnapshotIndex({**texts, "pkg/bases.py": BASES})
     calls: dict[str, list[tuple[str, int]]] = {}
