@@ -7,13 +7,15 @@ wheel's files and the release's sites, then times, in this process, round by rou
   kept from before;
 - with the files kept: the same with the scans and module facts kept in this process, as in a
   history ingested in one run (the next release shares most of its files); the sites traced;
+- cold on the pool: the same as cold, with the module facts of every file made at once on
+  `--workers` parse processes (as the pipeline does) before the trace;
 - from the store: a fresh process's view (nothing in memory) of a store that a first run filled
   (`ingest/origin_store.py` in a temporary folder), as when the same releases go into a second
   database, or are ingested again.
 Prints each time (median of `--rounds`, with the range), its ratio to the baseline, the share of
 sites in each origin class, and checks that every way gives the same origins.
 
-Usage: .venv/bin/python bench/origins.py [--db URL] [--release 0.5.23] [--rounds 1]
+Usage: .venv/bin/python bench/origins.py [--db URL] [--release 0.5.23] [--rounds 1] [--workers 2]
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from errkb.ingest.origin_store import OriginStore
 from errkb.ingest.origins import kept
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
+from errkb.ingest.pipeline import facts_maker
+from errkb.ingest.workers import Workers
 from errkb.service.entries.facts import flag_def_of, site_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +79,7 @@ def main() -> None:
     parser.add_argument("--db", help="database URL (default: the tests' sglang knowledge base)")
     parser.add_argument("--release", default="0.5.23")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2, help="parse processes for the facts")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     url = args.db
@@ -106,18 +111,26 @@ def main() -> None:
                 except SyntaxError:
                     pass
 
-    def index(store: OriginStore | None = None) -> list[object]:
+    def index(store: OriginStore | None = None, workers: Workers | None = None) -> list[object]:
+        make = facts_maker(workers) if workers is not None else None
         return list(
-            snapshot_origins(texts, sites, flags, vocabulary, pin.flag_classes, store=store)
+            snapshot_origins(
+                texts, sites, flags, vocabulary, pin.flag_classes, store=store, make_facts=make
+            )
         )
 
-    times: dict[str, list[float]] = {"base": [], "cold": [], "files": [], "store": []}
+    times: dict[str, list[float]] = {"base": [], "cold": [], "pool": [], "files": [], "store": []}
     results: dict[str, list[object]] = {}
     with tempfile.TemporaryDirectory(prefix="errkb-bench-origins-") as folder:
         for _ in range(args.rounds):
             times["base"].append(_timed(parse_all))
             kept.forget()
             times["cold"].append(_timed(lambda: results.__setitem__("cold", index())))
+            kept.forget()
+            with Workers(args.workers) as workers:
+                workers.warm()
+                run = lambda: results.__setitem__("pool", index(workers=workers))  # noqa: E731
+                times["pool"].append(_timed(run))
             kept.forget("origins")  # the scans and facts stay
             times["files"].append(_timed(lambda: results.__setitem__("files", index())))
             kept.forget()
@@ -129,11 +142,12 @@ def main() -> None:
                 times["store"].append(_timed(run))
         size = os.path.getsize(Path(folder) / "origins.sqlite3")
     found = Counter(o.kind if o is not None else "test code" for o in results["cold"])  # type: ignore[attr-defined]
-    same = all(results[k] == results["cold"] for k in ("files", "store"))
+    same = all(results[k] == results["cold"] for k in ("pool", "files", "store"))
     b = statistics.median(times["base"])
     print(f"{args.release}: {len(texts):,} files, {len(sites):,} sites; load {os.getloadavg()}")
     print(_said("baseline: ast.parse of every file", times["base"], b))
     print(_said("origin index, cold", times["cold"], b))
+    print(_said(f"  the same, facts on {args.workers} processes", times["pool"], b))
     print(_said("origin index, scans and facts kept", times["files"], b))
     print(_said("origin index, from the store", times["store"], b))
     print(f"the store: {size / 1e6:.1f} MB; the same origins every way: {same}")

@@ -59,6 +59,21 @@ class OriginStore:
             return out
         return out
 
+    def has(self, table: str, keys: Sequence[bytes]) -> set[bytes]:
+        """Which of these keys are held (their values left unread)."""
+        out: set[bytes] = set()
+        if self._conn is None or table not in TABLES:
+            return out
+        try:
+            for start in range(0, len(keys), _BATCH):
+                batch = keys[start : start + _BATCH]
+                marks = ",".join("?" * len(batch))
+                query = f"SELECT key FROM {table} WHERE key IN ({marks})"
+                out.update(key for (key,) in self._conn.execute(query, batch))
+        except sqlite3.Error:
+            return set()
+        return out
+
     def put(self, table: str, rows: Mapping[bytes, bytes]) -> None:
         """Keep these values (in one transaction)."""
         if self._conn is None or table not in TABLES:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.hierarchy import Hierarchy
 from errkb.ingest.origin_store import OriginStore
 from errkb.ingest.origin_texts import snapshot_texts
-from errkb.ingest.origins.snapshot_origins import snapshot_origins
+from errkb.ingest.origins.module_facts import ModuleFacts
+from errkb.ingest.origins.snapshot_origins import MakeFacts, snapshot_origins
+from errkb.ingest.origins.stored_facts import facts_of_texts
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.progress import NoProgress, Progress
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer, prepare_site
@@ -141,7 +143,7 @@ def _ingest(
             )
             hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
             progress.phase(f"{info.label}: tracing where the checked values come from", None)
-            sites = with_origins(source, files, sites, flags, repo, job.cache_dir)
+            sites = with_origins(source, files, sites, flags, repo, job.cache_dir, workers)
             prepared = [prepare_site(repo.name, s) for s in sites]
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
@@ -190,9 +192,11 @@ def with_origins(
     flags: list[FlagDef],
     repo: RepoPin,
     cache_dir: Path | None = None,
+    workers: Workers | None = None,
 ) -> list[Site]:
     """The sites with where their guarded values come from, traced over the whole snapshot;
-    the files are read again only when a site's origin is not kept from before."""
+    the files are read again only when a site's origin is not kept from before, and the module
+    facts the trace reads are made on the parse processes (`workers`) first."""
     digests = {f.path: f.content_hash for f in files if f.skip is None}
     store = OriginStore(cache_dir / "origins") if cache_dir is not None else None
     try:
@@ -204,6 +208,7 @@ def with_origins(
             repo.flag_classes,
             digests=digests,
             store=store,
+            make_facts=facts_maker(workers) if workers is not None else None,
         )
     finally:
         if store is not None:
@@ -211,6 +216,27 @@ def with_origins(
     return [
         replace(s, origin=o) if o is not None else s for s, o in zip(sites, origins, strict=True)
     ]
+
+
+FACTS_CHUNK = 400_000  # characters of module text per task of a parse process
+
+
+def facts_maker(workers: Workers) -> MakeFacts:
+    """Module facts of many texts, made on the parse processes in chunks, in order."""
+
+    def make(texts: list[str]) -> Iterator[tuple[ModuleFacts, bytes]]:
+        chunks: list[list[str]] = [[]]
+        size = 0
+        for text in texts:
+            if size >= FACTS_CHUNK:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(text)
+            size += len(text)
+        for _, made in workers.map(facts_of_texts, [c for c in chunks if c]):
+            yield from made
+
+    return make
 
 
 def site_counts(sites: Sequence[Site]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from errkb.core.origin import Origin
 from errkb.core.records import Site, Vocabulary
 from errkb.ingest.origins.file_scan import FileScan
 from errkb.ingest.origins.module_facts import ModuleFacts
+from errkb.ingest.origins.stored_facts import facts_bytes, facts_from_bytes
 
 _HERE = Path(__file__).resolve().parent
 
@@ -34,7 +35,7 @@ def _code(paths: Iterable[Path]) -> bytes:
     return h.digest()
 
 
-FACTS_CODE = _code([_HERE / "module_facts.py"])
+FACTS_CODE = _code([_HERE / "module_facts.py", _HERE / "stored_facts.py"])
 SCAN_CODE = _code([_HERE / "file_scan.py"])
 # The rules: every module of the index, with the records it reads and writes.
 ORIGINS_CODE = _code(
@@ -57,6 +58,10 @@ class Store(Protocol):
 
     def put(self, table: str, rows: Mapping[bytes, bytes]) -> None:
         """Keep these values."""
+        ...
+
+    def has(self, table: str, keys: Sequence[bytes]) -> set[bytes]:
+        """Which of these keys are held (their values left unread)."""
         ...
 
 
@@ -120,9 +125,28 @@ class Kept:
         key = _key(FACTS_CODE, digest)
         facts = self._get("facts", [key]).get(key)
         if facts is None:
-            facts = ModuleFacts.of(text())
-            self._add("facts", key, facts, facts.to_bytes)
+            made = ModuleFacts.of(text())
+            self._add("facts", key, made, lambda: facts_bytes(made))
+            return made
         return facts  # type: ignore[return-value]
+
+    def facts_to_make(self, files: Mapping[str, str]) -> dict[str, str]:
+        """Of these files (path -> content digest), one path per content whose facts are kept
+        nowhere: digest -> path."""
+        held = _MEMORY["facts"]
+        todo: dict[bytes, tuple[str, str]] = {}
+        for path, digest in files.items():
+            key = _key(FACTS_CODE, digest)
+            if key not in held and key not in todo:
+                todo[key] = (digest, path)
+        if todo and self.store is not None:
+            for key in self.store.has("facts", list(todo)):
+                del todo[key]
+        return dict(todo.values())
+
+    def add_facts(self, digest: str, facts: ModuleFacts, encoded: bytes) -> None:
+        """Keep the facts of a file content made elsewhere (`facts_of_texts`)."""
+        self._add("facts", _key(FACTS_CODE, digest), facts, lambda: encoded)
 
     def origins(self, keys: Sequence[bytes]) -> dict[bytes, Origin]:
         """The origins kept of these site keys (`site_key`)."""
@@ -143,7 +167,7 @@ class Kept:
 
 
 _DECODERS: dict[str, Callable[[bytes], object]] = {
-    "facts": ModuleFacts.from_bytes,
+    "facts": facts_from_bytes,
     "scans": FileScan.from_bytes,
     "origins": lambda raw: Origin.from_json(json.loads(raw)),
 }

@@ -8,11 +8,9 @@ from the syntax tree once per distinct file content (`ModuleFacts.of`), never by
 from __future__ import annotations
 
 import ast
-import json
 import warnings
 from bisect import bisect_right
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 MAX_EXPR = 300  # characters of an assigned expression kept (longer ones say little here)
 
@@ -78,26 +76,6 @@ class ModuleFacts:
         facts._order()
         return facts
 
-    def to_bytes(self) -> bytes:
-        """The stored form (JSON), read back by `from_bytes`."""
-        funcs = [[getattr(f, name) for name in _FUNC_FIELDS] for f in self.funcs.values()]
-        raw = [funcs, self.bases, self.assigns, self.fields, self.tries]
-        return json.dumps(raw, separators=(",", ":")).encode()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> ModuleFacts:
-        """The facts `to_bytes` stored."""
-        funcs, bases, assigns, fields, tries = json.loads(data)
-        facts = cls(
-            {f[0]: Func(*(_tupled(v) for v in f)) for f in funcs},
-            {c: tuple(b) for c, b in bases.items()},
-            {k: [tuple(x) for x in v] for k, v in assigns.items()},
-            fields,
-            [(a, b, tuple(n), w) for a, b, n, w in tries],
-        )
-        facts._order()
-        return facts
-
     def _order(self) -> None:
         ordered = sorted(self.funcs.values(), key=lambda f: (f.start, -f.end))
         self._starts = [f.start for f in ordered]
@@ -124,14 +102,6 @@ class ModuleFacts:
     def methods_named(self, name: str) -> list[Func]:
         """Functions and methods of this module called `name`."""
         return [f for f in self.funcs.values() if f.qualname.rsplit(".", 1)[-1] == name]
-
-
-_FUNC_FIELDS = tuple(f.name for f in fields(Func))
-
-
-def _tupled(value: Any) -> Any:
-    """JSON's lists back to the tuples a `Func` holds."""
-    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
 
 class _Source:

@@ -15,11 +15,15 @@ from fnmatch import fnmatchcase
 from errkb.core.origin import Origin
 from errkb.core.records import FlagDef, Site, Vocabulary
 from errkb.ingest.origins.kept import Kept, Store, config_digest, site_key, text_digest
+from errkb.ingest.origins.module_facts import ModuleFacts
 from errkb.ingest.origins.reads import Rules, classes_named
 from errkb.ingest.origins.site_origin import origin_of
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
 
 Texts = Mapping[str, str] | Callable[[], Mapping[str, str]]
+# Module facts of many texts at once, with their stored form (`module_facts.facts_of_texts`,
+# run in other processes by the pipeline)
+MakeFacts = Callable[[list[str]], Iterable[tuple[ModuleFacts, bytes]]]
 
 
 def snapshot_origins(
@@ -31,12 +35,14 @@ def snapshot_origins(
     *,
     digests: Mapping[str, str] | None = None,
     store: Store | None = None,
+    make_facts: MakeFacts | None = None,
 ) -> list[Origin | None]:
     """One origin per site, in order (None for a site of the project's own tests).
 
     `texts` may be a function that reads them, called only when a site is left to trace;
     `digests` names each file's content (path -> its hash), else the texts are hashed. `store`
-    keeps facts and origins for other processes."""
+    keeps facts and origins for other processes. `make_facts`, when given, makes the facts of
+    every file not kept at once, before the trace asks for them one by one."""
     read = _Lazy(texts)
     if digests is None:
         digests = {path: text_digest(text) for path, text in read().items()}
@@ -47,6 +53,11 @@ def snapshot_origins(
     missing = {k: s for s, k in zip(sites, keys, strict=True) if k is not None and k not in found}
     if missing:
         index = SnapshotIndex(read(), digests, kept)
+        if make_facts is not None:
+            todo = kept.facts_to_make(index.digests)
+            made = make_facts([index.texts[path] for path in todo.values()])
+            for digest, (facts, encoded) in zip(todo, made, strict=True):
+                kept.add_facts(digest, facts, encoded)
         rules = _rules(index, flags, vocabulary, flag_classes)
         for key, site in missing.items():
             origin = origin_of(site, index, rules)

@@ -70,12 +70,14 @@ def _history(root: Path) -> list[str]:
     return shas
 
 
-def _ingest(url: str, repo: Path, shas: list[str], cache: Path | None) -> tuple[object, ...]:
+def _ingest(
+    url: str, repo: Path, shas: list[str], cache: Path | None, workers: int = 1
+) -> tuple[object, ...]:
     """The database's dump after ingesting the commits, and the origins its site bodies hold."""
     kept.forget()  # each run as a new process would start it
     engine = make_engine(url)
     try:
-        job = Job(engine=engine, workers=1, cache_dir=cache)
+        job = Job(engine=engine, workers=workers, cache_dir=cache)
         for sha in shas:
             with GitSource(str(repo), sha, cache_dir=repo.parent / "git-cache") as source:
                 summary = ingest_snapshot(source, PIN, PIN.extract_config(500_000), job)
@@ -95,7 +97,8 @@ def test_a_store_gives_the_same_knowledge_and_spares_the_trace(
     cache = tmp_path / "cache"
     monkeypatch.chdir(tmp_path / "proj")
     alone = _ingest(three_dbs[0], tmp_path / "proj", shas, None)
-    filled = _ingest(three_dbs[1], tmp_path / "proj", shas, cache)
+    # module facts made on two parse processes
+    filled = _ingest(three_dbs[1], tmp_path / "proj", shas, cache, workers=2)
     assert (cache / "origins" / FILE_NAME).is_file()
 
     def unread(*_: object) -> dict[str, str]:

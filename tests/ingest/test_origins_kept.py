@@ -21,6 +21,7 @@ from errkb.ingest.origins.file_scan import FileScan
 from errkb.ingest.origins.module_facts import ModuleFacts
 from errkb.ingest.origins.snapshot_index import SnapshotIndex
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
+from errkb.ingest.origins.stored_facts import facts_bytes, facts_from_bytes, facts_of_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("ingest", "knowledge", "service", "errkb/core")
@@ -54,7 +55,7 @@ def _nothing_kept() -> None:
 def test_module_facts_and_scans_read_back_equal(texts: dict[str, str]) -> None:
     for path, text in texts.items():
         facts = ModuleFacts.of(text)
-        back = ModuleFacts.from_bytes(facts.to_bytes())
+        back = facts_from_bytes(facts_bytes(facts))
         assert back == facts, path
         for line in range(1, text.count("\n") + 2, 7):
             assert back.func_at(line) == facts.func_at(line), (path, line)
@@ -154,6 +155,16 @@ def test_origins_from_a_store_equal_a_cold_trace(
     cold = snapshot_origins(texts, sites, [], VOCAB)
     assert sum(o is not None for o in cold) > 100
     assert {o.kind for o in cold if o is not None} >= {"internal", "unknown"}
+    kept.forget()
+    made: list[int] = []
+
+    def make_facts(given: list[str]) -> list[tuple[ModuleFacts, bytes]]:
+        made.append(len(given))
+        return facts_of_texts(given)
+
+    # the facts of every file made at once (as on the parse processes), then traced
+    assert snapshot_origins(texts, sites, [], VOCAB, make_facts=make_facts) == cold
+    assert made and made[0] > 200
     kept.forget()
     with OriginStore(tmp_path) as store:
         assert snapshot_origins(texts, sites, [], VOCAB, store=store) == cold
