@@ -14,6 +14,7 @@ import ast
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Literal
 
 from errkb.core.origin import OriginKind
@@ -71,11 +72,16 @@ class Rules:
 
     def in_model_code(self, path: str) -> bool:
         """True for a file of model implementations (there `config` is the model's)."""
-        return any(fnmatchcase(path, g) for g in self.vocabulary.model_paths)
+        return _in_globs(path, self.vocabulary.model_paths)
 
     def flag(self, dest: str) -> str | None:
         """The command-line flag of a settings field."""
         return self.flags.get(dest)
+
+
+@lru_cache(maxsize=16_384)  # asked for every name a trace reads, of a few thousand paths
+def _in_globs(path: str, globs: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(path, g) for g in globs)
 
 
 def chain_of(node: ast.expr) -> list[str] | None:
