@@ -57,8 +57,8 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     check_nodes, path_nodes = _guard_nodes(site)
     if not check_nodes and not path_nodes and site.kind == "raise":
         # raised whenever the code gets here: the values its message names are what it reports
-        said = [parse_expr(s.text) for s in site.template.segments if s.kind != "text"]
-        check_nodes = [n for n in said[:4] if n is not None]
+        named = [parse_expr(s.text) for s in site.template.segments if s.kind != "text"]
+        check_nodes = [n for n in named[:4] if n is not None]
     check = _walk(check_nodes, Walk(index, rules, resolved), at)
     path = _walk(path_nodes, Walk(index, rules, resolved), at)
     callers = max(check.callers, path.callers)
