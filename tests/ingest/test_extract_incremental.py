@@ -4,60 +4,16 @@ extraction, with unchanged functions reused from the cache instead of parsed aga
 from __future__ import annotations
 
 import ast
-import hashlib
 import textwrap
-import zipfile
 
 import pytest
-from wheels import sglang_wheel
+from unit_cache import CONFIG, UnitCache, one_in, release_files, release_pair, same
 
 import errkb.ingest.extract.incremental as incremental
-from errkb.core.records import ExtractConfig, FileResult
 from errkb.ingest.extract import extract_file
-from errkb.ingest.extract.incremental import extract_by_units
-from errkb.ingest.extract.unit_keys import split_file
 from errkb.ingest.extract.units import aligned, masked, split_units
 
-# As the default pins extract: every class, asserts, lookups (ValueError is one of them) and the
-# imports of other packages.
-CONFIG = ExtractConfig(
-    exceptions=("*",),
-    flag_classes=("ServerArgs", "*/srt/arg_groups/fields/*.py:*"),
-    asserts=True,
-    lookups=("params_dict",),
-    own_packages=("sglang",),
-)
 PAD = "\n".join(f"# padding line {i} to pass the small-file threshold" for i in range(90)) + "\n"
-
-
-class UnitCache:
-    """An in-memory stand-in for the file cache's unit rows, counting what each call reused."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, bytes] = {}
-
-    def extract(self, data: bytes, path: str) -> tuple[FileResult, bool, int]:
-        """(result, extracted by units?, marker units reused)."""
-        split = split_file(data, path, CONFIG)
-        keys = split.lookups if split is not None else []
-        cached = {k: self.rows[k] for k in keys if k in self.rows}
-        got = extract_by_units(data, path, CONFIG, cached, split)
-        if got is None:
-            return extract_file(data, path, CONFIG), False, 0
-        result, rows = got
-        self.rows.update(rows)
-        reused = sum(1 for k in cached if k.startswith("u:"))
-        return result, True, reused
-
-
-def same(a: FileResult, b: FileResult) -> bool:
-    return (a.status, a.sites, a.flags, a.detail, a.classes) == (
-        b.status,
-        b.sites,
-        b.flags,
-        b.detail,
-        b.classes,
-    )
 
 
 def module(body: str) -> bytes:
@@ -215,34 +171,18 @@ def test_a_syntax_error_in_a_reused_file_is_still_reported() -> None:
     assert result.sites == ()
 
 
-def release_files(version: str) -> dict[str, bytes]:
-    with zipfile.ZipFile(sglang_wheel(version)) as wheel:
-        return {"python/" + n: wheel.read(n) for n in wheel.namelist() if n.endswith(".py")}
-
-
 @pytest.mark.sglang
 def test_sglang_release_pair_by_units_equals_whole_file_extraction() -> None:
-    """0.5.23 cold, then the files 0.5.22 changed, reusing 0.5.23's units: every record equal."""
-    cache = UnitCache()
-    newer = release_files("0.5.23")
-    by_units = 0
-    for path, data in newer.items():
-        result, used, _ = cache.extract(data, path)
-        by_units += used
-        assert same(result, extract_file(data, path, CONFIG)), path
-    assert by_units > 1000
-    seen = {hashlib.sha1(d).digest() for d in newer.values()}
-    changed = {
-        p: d for p, d in release_files("0.5.22").items() if hashlib.sha1(d).digest() not in seen
-    }
-    reused = sites = 0
-    for path, data in changed.items():
-        result, _, count = cache.extract(data, path)
-        reused += count
-        sites += len(result.sites)
-        assert same(result, extract_file(data, path, CONFIG)), path
-    print(f"0.5.22: {len(changed)} changed files, {sites} sites, {reused} units reused")
-    assert reused > 1500  # 1,964 when written: most functions with sites did not change
+    """0.5.23 cold, then the files 0.5.22 changed, reusing 0.5.23's units: every record equal.
+
+    One path in 8 of both releases (the same paths: a file and its next version together);
+    bench/extract_units.py runs every file of the pair and times it."""
+    sample = one_in(8)
+    count = release_pair(release_files("0.5.23", sample), release_files("0.5.22", sample))
+    print(f"\n{count}")
+    assert not count.differs
+    assert count.newer_files > 500 and count.by_units > 300
+    assert count.changed_files > 120 and count.reused > 300  # most functions did not change
 
 
 def test_a_method_reuses_its_sites_only_while_its_class_assigns_the_same_attributes() -> None:
