@@ -214,6 +214,15 @@ def sglang_kb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="session")
+def sglang_kb_extended_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The same knowledge base with two older releases too (`kbcache.EXTENDED_RELEASES`: 0.5.10
+    and 0.5.17), for the modules that need a raise only they hold (a private copy)."""
+    from kbcache import copy_kb
+
+    return copy_kb(tmp_path_factory.mktemp("kb") / "sglang-extended.sqlite3", extended=True)
+
+
+@pytest.fixture(scope="session")
 def sglang_kb_docs_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The same knowledge base with every entry doc stored (no public URL), as after
     `errkb ingest`; cached until the ingest or the knowledge code changes (a private copy)."""

@@ -1,9 +1,11 @@
-"""The sglang knowledge base that several test modules share, built once by the real pipeline.
+"""The sglang knowledge bases that several test modules share, built once by the real pipeline.
 
-Building it parses four real releases, so it is cached in a file keyed by a hash of the code that
-writes it (ingest/, the core with its schema and search index, migrations, the pins) and
-built under a file lock; each test session works on its own copy. The lock is what lets the
-parallel test processes (pytest-xdist) share one build: the first builds, the others wait.
+Building one parses real releases, so each is cached in a file keyed by a hash of the code that
+writes it (ingest/, the core with its schema and search index, migrations, the pins) and built
+under a file lock of its own; each test session works on its own copy. The locks are what let the
+parallel test processes (pytest-xdist) share the builds: the first process to need a base builds
+it, the others wait for that base alone, so the PostgreSQL copy, the extended base and the stored
+documents are built side by side once the shared base exists.
 The PostgreSQL copy is cached the same way, as a database on the test server named by the same
 hash (the tests only read it).
 """
@@ -14,6 +16,8 @@ import fcntl
 import hashlib
 import os
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Connection, text
@@ -87,38 +91,61 @@ def ingest_pinned_releases(
         for repo in pins.repos:
             for version in (versions or repo.releases) if repo.pypi_name else ():
                 ingest_release(job, f"{repo.pypi_name}=={version}", cache_dir, repo.name)
-        if engine.dialect.name == "sqlite":
-            with engine.connect() as conn:
-                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
     finally:
         engine.dispose()
+    if url.startswith("sqlite"):
+        _checkpoint(url)
+
+
+@contextmanager
+def _build_lock(name: str) -> Iterator[None]:
+    """One build's lock (`<name>.lock` in the cache): the processes that need the same base wait
+    for its builder, the others go on."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _built(target: Path, prefix: str, keep: int, build: Callable[[Path], None]) -> Path:
+    """`target` built by `build(partial)` if missing, under the lock of its kind (`prefix`), and
+    the older builds of that kind past the newest `keep` removed (sessions work on copies, so
+    old builds are unused)."""
+    with _build_lock(prefix):
+        if not target.exists():
+            _remove_leftovers(prefix)
+            partial = target.with_suffix(f".building-{os.getpid()}")
+            build(partial)
+            os.replace(partial, target)
+            _remove_leftovers(prefix)
+            builds = sorted(CACHE.glob(f"{prefix}-*.sqlite3"), key=os.path.getmtime)
+            for old in builds[:-keep]:
+                old.unlink(missing_ok=True)
+    return target
+
+
+def sglang_kb_target() -> Path:
+    """Where the shared knowledge base of the current code is kept (built or not)."""
+    return CACHE / f"kb-{code_digest()}-x{extraction_digest()}.sqlite3"
 
 
 def sglang_kb_file() -> Path:
     """The cached SQLite knowledge base for the current code, built if missing."""
     CACHE.mkdir(parents=True, exist_ok=True)
     extraction = extraction_digest()
-    target = CACHE / f"kb-{code_digest()}-x{extraction}.sqlite3"
-    with open(CACHE / "kb.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others wait and reuse
-        if not target.exists():
-            _remove_leftovers()
-            partial = target.with_suffix(f".building-{os.getpid()}")
-            url = f"sqlite:///{partial}"
-            # Same extraction code: reuse an older build's parse results, rebuild the rest.
-            donors = sorted(CACHE.glob(f"kb-*-x{extraction}.sqlite3"), key=os.path.getmtime)
-            if donors:
-                engine = make_engine(url)
-                upgrade(engine)
-                engine.dispose()
-                copy_file_cache(f"sqlite:///{donors[-1]}", url)
-            ingest_pinned_releases(url)
-            os.replace(partial, target)
-            _remove_leftovers()
-            builds = sorted(CACHE.glob("kb-*-x*.sqlite3"), key=os.path.getmtime)
-            for old in builds[:-KEEP]:
-                old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
-    return target
+
+    def build(partial: Path) -> None:
+        url = f"sqlite:///{partial}"
+        # Same extraction code: reuse an older build's parse results, rebuild the rest.
+        donors = sorted(CACHE.glob(f"kb-*-x{extraction}.sqlite3"), key=os.path.getmtime)
+        if donors:
+            engine = make_engine(url)
+            upgrade(engine)
+            engine.dispose()
+            copy_file_cache(f"sqlite:///{donors[-1]}", url)
+        ingest_pinned_releases(url)
+
+    return _built(sglang_kb_target(), "kb", KEEP, build)
 
 
 def sglang_kb_docs_file() -> Path:
@@ -129,59 +156,69 @@ def sglang_kb_docs_file() -> Path:
     from errkb.service.entries.docs import materialize_entries
 
     kb = sglang_kb_file()
+
+    def build(partial: Path) -> None:
+        shutil.copyfile(kb, partial)
+        url = f"sqlite:///{partial}"
+        materialize_entries(Settings(database_url=url, public_url="", llm_model=""))
+        _checkpoint(url)
+
     target = CACHE / f"docs-{kb.stem.removeprefix('kb-')}-k{docs_digest()}.sqlite3"
-    with open(CACHE / "kb.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.exists():
-            _remove_leftovers()
-            partial = target.with_suffix(f".building-{os.getpid()}")
-            shutil.copyfile(kb, partial)
-            url = f"sqlite:///{partial}"
-            materialize_entries(Settings(database_url=url, public_url="", llm_model=""))
-            engine = make_engine(url)
-            with engine.connect() as conn:
-                conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
-            engine.dispose()
-            os.replace(partial, target)
-            _remove_leftovers()
-            for old in sorted(CACHE.glob("docs-*.sqlite3"), key=os.path.getmtime)[:-2]:
-                old.unlink(missing_ok=True)
-    return target
+    return _built(target, "docs", 2, build)
 
 
-def releases_kb_file(versions: tuple[str, ...]) -> Path:
-    """A cached SQLite knowledge base of exactly these releases, built if missing."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    target = CACHE / f"releases-{'_'.join(versions)}-{code_digest()}.sqlite3"
-    with open(CACHE / "kb.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.exists():
-            _remove_leftovers()
-            partial = target.with_suffix(f".building-{os.getpid()}")
-            ingest_pinned_releases(f"sqlite:///{partial}", versions=versions)
-            os.replace(partial, target)
-            _remove_leftovers()
-            for old in CACHE.glob(f"releases-{'_'.join(versions)}-*.sqlite3"):
-                if old != target:
-                    old.unlink(missing_ok=True)
-    return target
+# Releases beyond the pins that a few modules need, added to a copy of the shared base: 0.5.17,
+# the release before the reference error appears (its exact timeline), and 0.5.10, the only
+# release still raising two errors of the match-dev cases (`spec-mamba-no-buffer-radix-title`,
+# `nan-in-logits-log-line`).
+EXTENDED_RELEASES = ("0.5.10", "0.5.17")
 
 
-def _remove_leftovers() -> None:
-    """Partial builds a killed run left, and the migration lock files of builds that are gone
-    (`upgrade` locks a SQLite file through a `.migrate-lock` beside it). Called under the
-    cache's lock, so no build is running."""
-    for stale in CACHE.glob("*.building-*"):
+def sglang_kb_extended_file() -> Path:
+    """The cached shared knowledge base with EXTENDED_RELEASES ingested too, built if missing
+    (from a copy of the shared base: only the extra releases are ingested)."""
+    kb = sglang_kb_file()
+
+    def build(partial: Path) -> None:
+        shutil.copyfile(kb, partial)
+        ingest_pinned_releases(f"sqlite:///{partial}", versions=EXTENDED_RELEASES)
+        # What this base replaced: the timeline's own four releases, the match tests' own copy.
+        for old in (*CACHE.glob("releases-*.sqlite3"), *CACHE.glob("kb-*-match-*.sqlite3")):
+            old.unlink(missing_ok=True)
+
+    target = CACHE / f"extended-{'_'.join(EXTENDED_RELEASES)}-{code_digest()}.sqlite3"
+    return _built(target, "extended", 1, build)
+
+
+def _checkpoint(url: str) -> None:
+    """Every page of a SQLite database in its one file (copies of it then need nothing else)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    finally:
+        engine.dispose()
+
+
+def _remove_leftovers(prefix: str) -> None:
+    """Partial builds of this kind that a killed run left, and the migration lock files of its
+    builds that are gone (`upgrade` locks a SQLite file through a `.migrate-lock` beside it).
+    Called under the kind's lock, so none of its builds is running."""
+    for stale in CACHE.glob(f"{prefix}-*.building-*"):
         stale.unlink(missing_ok=True)
-    for lock in CACHE.glob("*.migrate-lock"):
+    for lock in CACHE.glob(f"{prefix}-*.migrate-lock"):
         if not lock.with_name(lock.name.removesuffix(".migrate-lock")).exists():
             lock.unlink(missing_ok=True)
 
 
-def copy_kb(dest: Path, *, docs: bool = False) -> str:
-    """A private copy of the cached knowledge base (`docs`: with its entry docs stored); returns
-    its SQLAlchemy URL."""
-    shutil.copyfile(sglang_kb_docs_file() if docs else sglang_kb_file(), dest)
+def copy_kb(dest: Path, *, docs: bool = False, extended: bool = False) -> str:
+    """A private copy of the cached knowledge base (`docs`: with its entry docs stored;
+    `extended`: with EXTENDED_RELEASES too); returns its SQLAlchemy URL."""
+    if docs:
+        source = sglang_kb_docs_file()
+    else:
+        source = sglang_kb_extended_file() if extended else sglang_kb_file()
+    shutil.copyfile(source, dest)
     return f"sqlite:///{dest}"
 
 
@@ -231,8 +268,7 @@ def sglang_kb_pg_url(admin_url: str) -> str:
     base = admin_url.rsplit("/", 1)[0]
     admin = make_engine(admin_url).execution_options(isolation_level="AUTOCOMMIT")
     try:
-        with open(CACHE / "kb-pg.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with _build_lock("kb-pg"):
             with admin.connect() as conn:
                 held = conn.execute(
                     text("SELECT datname FROM pg_database WHERE datname LIKE :p"),

@@ -2,34 +2,28 @@
 
 Most match-dev cases need only the shared knowledge base (0.5.18, 0.5.19, 0.5.20, 0.5.23). Two
 need a release in which their raise still exists: `spec-mamba-no-buffer-radix-title` (only
-0.5.10 has it) and `nan-in-logits-log-line` (gone after 0.5.10), so this module adds 0.5.10 to
-a copy of the shared knowledge base, cached the same way (keyed by the code digest).
+0.5.10 has it) and `nan-in-logits-log-line` (gone after 0.5.10), so this module reads the
+extended base (`sglang_kb_extended_url`: the shared one with 0.5.10 and 0.5.17 added, cached the
+same way).
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
 import random
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from kbcache import CACHE, MAX_BYTES, code_digest, sglang_kb_file
 from match_corpus import cut, embed, render
 from sqlalchemy import select
 
 from errkb.core.db import make_engine
 from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.core.settings import Settings
-from errkb.ingest import plan
-from errkb.ingest.pins import load_pins
-from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.service.app import create_app
 from errkb.service.match.matcher import MatchIndex, match_text
 from errkb.service.match.matcher.index import CompiledTemplate
@@ -39,51 +33,14 @@ pytestmark = pytest.mark.sglang
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "data" / "match-dev" / "cases.jsonl"  # copied from ../shared/match-dev
-EXTRA_RELEASES = ("0.5.10",)
 REFERENCE = "does not support hybrid-SWA models yet (no whole-envelope transfer scheme"
 KV_PATH = "sglang/srt/mem_cache/kv_cache_configurator.py"
 
 
-def _kb_with_extra_releases() -> Path:
-    """The shared knowledge base plus EXTRA_RELEASES, built once per code version."""
-    target = CACHE / f"kb-{code_digest()}-match-{'-'.join(EXTRA_RELEASES)}.sqlite3"
-    with open(CACHE / "kb.lock", "w") as lock:
-        base = sglang_kb_file()  # takes the same lock itself: get it first
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.exists():
-            partial = target.with_suffix(f".building-{os.getpid()}")
-            with sqlite3.connect(base) as src, sqlite3.connect(partial) as dest:
-                src.backup(dest)
-            _ingest_releases(f"sqlite:///{partial}", EXTRA_RELEASES)
-            os.replace(partial, target)
-            for old in CACHE.glob("kb-*-match-*.sqlite3"):
-                if old != target:
-                    old.unlink(missing_ok=True)  # sessions work on copies: old builds are unused
-    return target
-
-
-def _ingest_releases(url: str, versions: tuple[str, ...]) -> None:
-    engine = make_engine(url)
-    try:
-        pins = load_pins(ROOT / "pins.toml")
-        for version in versions:
-            repo, make = plan.pypi_planned(f"sglang=={version}", pins, None, CACHE, MAX_BYTES)
-            source = make()
-            try:
-                ingest_snapshot(source, repo, repo.extract_config(MAX_BYTES), Job(engine=engine))
-            finally:
-                source.close()
-    finally:
-        engine.dispose()
-
-
 @pytest.fixture(scope="module")
-def kb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A private copy of the knowledge base with the extra releases."""
-    dest = tmp_path_factory.mktemp("matchkb") / "kb.sqlite3"
-    with sqlite3.connect(_kb_with_extra_releases()) as src, sqlite3.connect(dest) as copy:
-        src.backup(copy)
-    return f"sqlite:///{dest}"
+def kb_url(sglang_kb_extended_url: str) -> str:
+    """The shared knowledge base with 0.5.10 too (and 0.5.17, which the timeline tests need)."""
+    return sglang_kb_extended_url
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,24 @@
-"""The exact timeline and site history of the reference error, from real releases 0.5.17–0.5.20
-ingested by the real pipeline: introduced in 0.5.18, moved from line 406 to 451 in 0.5.19,
-removed in 0.5.20."""
+"""The exact timeline and site history of the reference error, from real releases ingested by the
+real pipeline (the extended base: 0.5.10, 0.5.17, 0.5.18, 0.5.19, 0.5.20, 0.5.23): absent from
+0.5.17, introduced in 0.5.18, moved from line 406 to 451 in 0.5.19, removed in 0.5.20."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from kbcache import releases_kb_file
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from errkb.core.db import make_engine, session_factory
+from errkb.core.models import Snapshot
 from errkb.core.records import Segment, Template, error_id
 from errkb.service.entries.build import build_entry
 from errkb.service.entries.occurrences import occurrence_page
 
 pytestmark = pytest.mark.sglang
 
-RELEASES = ("0.5.17", "0.5.18", "0.5.19", "0.5.20")
+RELEASES = ("0.5.10", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.23")
 REFERENCE = (
     "--enable-unified-memory with PD disaggregation does not support hybrid-SWA models yet "
     "(no whole-envelope transfer scheme for the SWA sub-pool). Drop --enable-unified-memory "
@@ -30,23 +31,22 @@ PATH = "python/sglang/srt/mem_cache/kv_cache_configurator.py"
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    kb = releases_kb_file(RELEASES)
-    copy = tmp_path_factory.mktemp("history") / "kb.sqlite3"
-    copy.write_bytes(kb.read_bytes())
-    engine = make_engine(f"sqlite:///{copy}")
+def session(sglang_kb_extended_url: str) -> Iterator[Session]:
+    engine = make_engine(sglang_kb_extended_url)
     with session_factory(engine)() as s:
         yield s
     engine.dispose()
 
 
 def test_reference_timeline_is_exact(session: Session) -> None:
+    held = session.scalars(select(Snapshot.label).order_by(Snapshot.sort_key)).all()
+    assert held == list(RELEASES)  # in release order, though 0.5.10 and 0.5.17 came in last
     entry = build_entry(session, REFERENCE_ID)
     tl = entry.timeline
     assert [(r.from_snapshot, r.to_snapshot, r.present) for r in tl.ranges] == [
-        (RELEASES[0], "0.5.17", False),
+        ("0.5.17", "0.5.17", False),
         ("0.5.18", "0.5.19", True),
-        ("0.5.20", RELEASES[-1], False),
+        ("0.5.20", "0.5.20", False),
     ]
     assert (tl.introduced_in, tl.removed_in, tl.absent_before) == ("0.5.18", "0.5.20", "0.5.17")
     assert tl.present_in == ["0.5.18", "0.5.19"]
@@ -89,8 +89,6 @@ def test_a_check_moved_and_reworded_is_not_fixed_by_an_upgrade(session: Session)
     """0.5.19 moved `check_server_args` to arg_groups/validation_hook.py, and the assert's message
     gained a placeholder: a new id, but the same check. The old id is not raised since 0.5.19,
     yet upgrading does not remove the check, so no upgrade is offered."""
-    from sqlalchemy import select
-
     from errkb.core.models import Error
 
     ids = session.scalars(
