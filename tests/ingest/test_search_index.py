@@ -86,10 +86,12 @@ HISTORY: list[dict[str, str | None]] = [
     {"pkg/cli.py": CLI_1, "pkg/a.py": A_1, "pkg/old.py": OLD},
     {"pkg/cli.py": CLI_2, "pkg/a.py": A_2, "pkg/b.py": B, "pkg/old.py": None, "pkg/z.py": LAST},
     {"pkg/b.py": None, "pkg/moved/b.py": B},  # no new error: only a new path for one
+    # pkg/b.py back: a place the snapshot before lacks but an older one has, so nothing is new
+    {"pkg/b.py": B},
 ]
 # Documents each snapshot writes: its new errors, plus errors it gives a new path, function or
 # flag (alpha: Checker.alpha; delta: pkg/b.py; zulu: --enable-beta; delta: pkg/moved/b.py).
-WRITTEN = [5, 4 + 3, 1]
+WRITTEN = [5, 4 + 3, 1, 0]
 QUERIES = ["", "alpha", "mode", "delta", "pkg b", "enable beta", "validate", "zzz", "tp size"]
 TERMS = ["delta", "mode", "pkg", "alpha OR zulu"]
 
