@@ -14,7 +14,7 @@ from errkb.core.records import Site
 from errkb.ingest.origins.module_facts import Func
 from errkb.ingest.origins.reads import Rules
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
-from errkb.ingest.origins.trace import MAX_CALLERS, ORDER, Place, Walk, leaves, parse_expr
+from errkb.ingest.origins.trace import FAR, MAX_CALLERS, ORDER, Place, Walk, leaves, parse_expr
 
 
 def _guard_nodes(site: Site) -> tuple[list[ast.expr], list[ast.expr]]:
@@ -85,6 +85,15 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1]), caught=caught
         )
+    switches = tuple(n for _, n, _ in path.found if _DEBUG.search(n))
+    if decided is None and switches and len(switches) == len(path.found):
+        # the path is chosen only by switches that turn on extra checks: what such a check
+        # finds wrong is the code's own state, and turning the switch off skips it
+        why = f"the check runs only when {', '.join(dict.fromkeys(switches))} turns on checks"
+        return replace(
+            Origin("internal", (), (why, *chain_t), callers, path_inputs=path_inputs),
+            caught=caught,
+        )
     own_state = check.internal and not check.found and not check.unknown
     if site.kind != "assert" and not own_state:
         # every test of a raise's guard is a condition the input meets, unless the check itself
@@ -94,9 +103,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs), caught=caught
         )
-    if check.internal or (check.followed and not check.found):
+    if check.internal or (check.followed and not check.found and _only_deep(check.unknown)):
         # the values the check compares are the code's own: its callers and assignments were
-        # followed and reach no input
+        # followed and reach no input (a trace that ends in a call it cannot read proves
+        # nothing; one that goes on deeper into the code's own state than it follows does)
         n = check.followed
         searched = f"{n} {'caller or assignment' if n == 1 else 'callers and assignments'} "
         searched += "followed; none reaches an input"
@@ -112,6 +122,12 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     return replace(Origin("unknown", (), chain_t, callers), caught=caught)
 
 
+# Switches that turn on extra checks (debug modes, sanity and invariant checks, strict asserts):
+# a check they enable finds the code's own state wrong, not the switch.
+_DEBUG = re.compile(
+    r"(?i)debug|sanity|invariant|validate|strict|canary|_assert\b|assert$|checker|"
+    r"enable[-_]\w*check\b"
+)
 _NETWORK = re.compile(
     r"ConnectionError|RequestException|Timeout|URLError|HTTPError|ConnectTimeout|socket\.error|"
     r"ClientError|ProtocolError|SSLError|HfHubHTTPError|LocalEntryNotFoundError"
@@ -138,6 +154,12 @@ def _caught(site: Site, func: Func | None, index: SnapshotIndex) -> str:
         where = caller.qualname if caller else "module level"
         said.append(f"{where} catches it and {'logs it' if action == 'logs' else 'goes on'}")
     return "; ".join(dict.fromkeys(said))
+
+
+def _only_deep(unknown: list[str]) -> bool:
+    """True when every trace left open went on beyond the depth followed (none ended at a call
+    or name it could not read)."""
+    return all(u.endswith(FAR) for u in unknown)
 
 
 def _none_test(nodes: list[ast.expr]) -> bool:

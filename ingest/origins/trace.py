@@ -30,6 +30,8 @@ _EMPTY = re.compile(
     r"^(\{\}|\[\]|\(\)|(dict|list|set|tuple|deque|OrderedDict)\(\)|(collections\.)?defaultdict\(\w*\))$"
 )
 _SELF = frozenset({"self", "cls"})
+LEN = "\x01"  # ends a `rest` whose value is read for its length only
+FAR = ": followed too far"  # the end of a step past MAX_DEPTH
 _STEP = "\x00"  # stands for the step that led to a remembered trace
 # The order in which an input class wins when a check reads several: what a user changes first
 # (a parallelism size before the model's sizes it divides).
@@ -68,6 +70,9 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
         # `getattr(x, "name", default)` reads `x.name`
         yield ast.Attribute(node.args[0], _literal_name(node), ast.Load())
         return
+    if isinstance(node, ast.Call) and _sized(node):
+        yield node  # a length: read by `Walk._length`, not as the values it holds
+        return
     if isinstance(node, ast.Call) and func in _WRAPPERS:
         args = node.args[:1] if func in ("isinstance", "hasattr", "getattr") else node.args
         for a in args:
@@ -78,6 +83,11 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
         return
     if isinstance(node, ast.Lambda | ast.comprehension):
         return
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        shown = [s for s in (node.left, node.right) if isinstance(s, ast.List | ast.Tuple)]
+        if shown:  # `[a] * n` holds `a`s; how many says nothing of what they are
+            yield from leaves(shown[0])
+            return
     if isinstance(node, ast.IfExp):  # the value is one branch; the test's literals only choose
         yield from (x for x in leaves(node.test) if not isinstance(x, ast.Constant))
         yield from leaves(node.body)
@@ -115,14 +125,24 @@ class Walk:
     active: set[tuple[object, ...]] = field(default_factory=set)  # traces under way (no cycles)
     steps: int = 0
     callers: int = -1
+    cuts: int = 0  # traces cut short (the step budget, a cycle): their results are not kept
+    # functions whose returns are being read for one call: their parameters are that call's
+    # arguments, read in their place, not what every other caller passes
+    bound: set[tuple[str, str]] = field(default_factory=set)
 
     def visit(self, node: ast.expr, at: Place, depth: int, via: str) -> None:
         text = unparsed(node)
         key = (at.path, at.func.qualname if at.func else "", text)
-        if key in self.seen or self.steps >= MAX_STEPS:
+        if key in self.seen:
+            return
+        if self.steps >= MAX_STEPS:
+            self.cuts += 1
             return
         self.seen.add(key)
         self.steps += 1
+        if isinstance(node, ast.Call) and _sized(node):
+            self._length(node.args[0], at, depth, f"{via}`{_short(text)}`")
+            return
         r = read_of(node, at.path, self.rules)
         step = f"{via}`{_short(text)}`"
         if isinstance(node, ast.Constant) and node.value is None and depth:
@@ -137,7 +157,7 @@ class Walk:
         elif r.kind == "internal":
             self.internal.append(f"{step}: {r.why}")
         elif depth >= MAX_DEPTH:
-            self.unknown.append(f"{step}: followed too far")
+            self.unknown.append(f"{step}{FAR}")
         elif (base := _call_base(node)) is not None and r.kind in ("typed", "unknown", "self"):
             if not self._projected(base, node, at, depth, step):
                 self._call(base, at, depth, step)  # `f(x).y`: what `f` returns, or is given
@@ -154,6 +174,34 @@ class Walk:
             self._call(node, at, depth, step)
         else:
             self.unknown.append(f"{step}: not traced")
+
+    def _length(self, node: ast.expr, at: Place, depth: int, step: str) -> None:
+        """`len(x)`: a list the code writes out has a fixed length, a comprehension the length
+        of what it loops over, `[a] * n` the count `n`; a name is followed to what it holds."""
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            n = len(node.elts)
+            self.internal.append(
+                f"{step}: a list the code builds with {n} entr{'y' if n == 1 else 'ies'}"
+            )
+        elif isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
+            of = ast.Call(ast.Name("len", ast.Load()), [node.generators[0].iter], [])
+            self.visit(of, at, depth, f"{step} <- ")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            count = node.right if isinstance(node.left, ast.List | ast.Tuple) else node.left
+            for leaf in leaves(count):
+                self.visit(leaf, at, depth, f"{step} <- ")
+        else:
+            r = read_of(node, at.path, self.rules)
+            chain = chain_of(node) or []
+            if r.kind == "param" and chain:
+                self._name(chain[0], LEN, at, depth, step)
+            elif r.kind == "self" and len(chain) >= 2:
+                self._self(chain[1], _joined(chain[2:]), at, depth, step)
+            elif r.kind == "typed" and len(chain) >= 2:
+                self._typed(chain[0], _joined(chain[1:]), at, depth, step)
+            else:
+                for leaf in leaves(node):
+                    self.visit(leaf, at, depth, f"{step} <- ")
 
     def _model_config_class(self, cls: str) -> bool:
         """True for a class that derives from a model configuration base (`PretrainedConfig`),
@@ -211,11 +259,16 @@ class Walk:
                 done = True
         for path, func in self.index.functions(name)[:1] if name else []:
             place = Place(path, func)
+            bound = (path, func.qualname)
+            fresh = bound not in self.bound
+            self.bound.add(bound)
             done |= self._exprs(list(func.returns), "", place, depth, f"{step} <- returned as ")
             if func.return_tests and all(_constant(r, path, self.rules) for r in func.returns):
                 # it returns one of its constants: the tests that pick one choose the value
                 tests = list(func.return_tests)
                 done |= self._exprs(tests, "", place, depth, f"{step} <- returned when ")
+            if fresh:
+                self.bound.discard(bound)
         if not done:
             self.unknown.append(f"{step}: not traced")
 
@@ -224,7 +277,7 @@ class Walk:
         for e in exprs[:3]:
             if not e:
                 continue
-            node = parse_expr(f"({e}).{rest}" if rest else e)  # the source may span lines
+            node = parse_expr(_applied(e, rest))  # the source may span lines
             if node is None:
                 continue
             done = True
@@ -242,9 +295,11 @@ class Walk:
         if func is not None and func.local(name):
             if self._exprs(func.local(name), rest or "", at, depth, step):
                 return
-        if func is not None and name == func.star[1] and rest:
+        if func is not None and (at.path, func.qualname) in self.bound and name in func.params:
+            return  # the call's own argument, already read where the call is
+        if func is not None and name == func.star[1] and rest and rest != LEN:
             # `kwargs["x"]` of a function given `**kwargs`: what its callers pass as `x`
-            key, _, more = rest.partition(".")
+            key, more = _split(rest)
             self._passed(func, key, more, at, depth, step)
             return
         if func is None or name not in func.params:
@@ -259,8 +314,10 @@ class Walk:
         hit = memo.get(key)
         if hit is None:
             if key[:-1] in self.active:  # the same trace deeper in itself: a cycle of calls
+                self.cuts += 1
                 return
             marks = (len(self.found), len(self.internal), len(self.unknown), self.followed)
+            cuts = self.cuts
             seen, self.seen = self.seen, set()  # what this walk saw elsewhere is no bar here
             self.active.add(key[:-1])
             work(_STEP)
@@ -274,7 +331,9 @@ class Walk:
             )
             del self.found[marks[0] :], self.internal[marks[1] :], self.unknown[marks[2] :]
             self.followed = marks[3]
-            if any(hit[:3]):  # a trace cut short by the step budget is not kept
+            if any(hit[:3]) and self.cuts == cuts:
+                # a trace cut short (the budget of this site, a cycle through a call under way)
+                # depends on where it started: it is not kept for the next site
                 memo[key] = hit
         self.found += [(cast(OriginKind, k), n, t.replace(_STEP, step)) for k, n, t in hit[0]]
         self.internal += [t.replace(_STEP, step) for t in hit[1]]
@@ -403,13 +462,52 @@ class Walk:
         annotation = func.annotation(root) if func else ""
         cls = annotation.strip("'\" ").split("[")[-1].strip("]'\" ").rsplit(".", 1)[-1]
         cls = cls.split("|")[0].strip()
-        attr, _, more = rest.partition(".")
+        attr, more = _split(rest)
         if cls in self.rules.request_types and attr in self.rules.request_fields:
             self.found.append(("request_field", f"request: {attr}", f"{step}: a request field"))
             return
         if cls.lstrip("_")[:1].isupper() and self._member(cls, attr, more, depth, step):
             return
         self._name(root, rest, at, depth, step)
+
+
+def _sized(node: ast.Call) -> bool:
+    """True for `len(x)` of a name chain, a list written out, a comprehension or `[a] * n`."""
+    if not isinstance(node.func, ast.Name) or node.func.id != "len":
+        return False
+    if len(node.args) != 1 or node.keywords:
+        return False
+    arg = node.args[0]
+    if isinstance(arg, ast.List | ast.Tuple | ast.Set):
+        return not any(isinstance(e, ast.Starred) for e in arg.elts)
+    if isinstance(arg, ast.BinOp):
+        shown = ast.List | ast.Tuple
+        return isinstance(arg.op, ast.Mult) and (
+            isinstance(arg.left, shown) or isinstance(arg.right, shown)
+        )
+    if isinstance(arg, ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
+        return True
+    chain = chain_of(arg)
+    return bool(chain) and not any(p.endswith("()") for p in chain)
+
+
+def _joined(parts: list[str]) -> str:
+    """The rest of a chain whose value is read for its length."""
+    return ".".join(parts) + LEN
+
+
+def _split(rest: str) -> tuple[str, str]:
+    """The first attribute of a rest, and what follows it (the length mark kept on it)."""
+    mark = LEN if rest.endswith(LEN) else ""
+    attr, _, more = rest.removesuffix(LEN).partition(".")
+    return attr, more + mark
+
+
+def _applied(expr: str, rest: str) -> str:
+    """`expr` read further by `rest`: `(e).a.b`, or `len((e).a)` for a length."""
+    core = rest.removesuffix(LEN)
+    text = f"({expr}).{core}" if core else expr
+    return f"len({text})" if rest.endswith(LEN) else text
 
 
 def _argument(call: str, func: Func, name: str) -> str | None:

@@ -2,7 +2,9 @@
 to a base class, a parameter every caller leaves at its default, `getattr(cfg, "x")`, a tuple
 unpacked from a call, a field of an object built on the spot, a function that returns one of
 its constants under a test, `super(Cls, self).__init__`, a class called through a name it was
-assigned to, a container the class fills itself, and calls that call themselves.
+assigned to, a container the class fills itself, calls that call themselves, a length the code
+fixes, `[a] * n`, a called function's parameters bound to that call's arguments, a check a debug
+switch turns on, and a trace that ends where it cannot read.
 
 Each case is a small snapshot of a few modules; each test names the class and the input found,
 so a trace that stops early, takes a wrong turn or loops fails.
@@ -259,3 +261,118 @@ def test_a_raise_whose_check_compares_only_the_codes_own_state_is_internal() -> 
     origin = snapshot_origins(files, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
     assert origin is not None and origin.kind == "internal", origin
     assert origin.path_inputs == ("--page-size",)
+
+
+def _traced(files: dict[str, str], site: Site) -> Origin:
+    origin = snapshot_origins({**FILES, **files}, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None
+    return origin
+
+
+LINEAR = {
+    # a layer built with a list the code writes out; the check reads only the list's length
+    "p/linear.py": (
+        "class Linear:\n"
+        "    def __init__(self, size, sizes, server_args):\n"
+        "        self.part_sizes = [size // server_args.page_size]\n"
+        "        if sizes:\n"
+        "            self.part_sizes = [s // server_args.page_size for s in sizes]\n"
+        "def build(server_args, hidden):\n"
+        "    return Linear(1, [hidden] * 3, server_args)\n"
+        "def split(linear: Linear):\n"
+        "    sizes = linear.part_sizes\n"
+        "    if len(sizes) != 3:\n"
+        "        raise ValueError('three shards')\n"
+        "    if sizes[0] > 4:\n"
+        "        raise ValueError('too wide')\n"
+    ),
+}
+
+
+def test_a_length_the_code_fixes_is_internal_whatever_the_entries_hold() -> None:
+    origin = _traced(LINEAR, _site("p/linear.py", 11, "split", ("len(sizes) != 3",)))
+    assert origin.kind == "internal", origin.chain
+    assert any("len([hidden] * 3)" in s for s in origin.chain), origin.chain
+    assert any("a list the code builds with 1 entry" in s for s in origin.chain), origin.chain
+    # the same list's entries are divided by the flag: a check of an entry reads it
+    entry = _traced(LINEAR, _site("p/linear.py", 13, "split", ("sizes[0] > 4",)))
+    assert entry.kind == "flag" and entry.inputs == ("--page-size",), entry.chain
+
+
+def test_a_list_repeated_n_times_holds_its_entries_not_n() -> None:
+    files = {
+        "p/slots.py": (
+            "class Pool:\n"
+            "    def __init__(self, server_args):\n"
+            "        self.slots = [None] * server_args.page_size\n"
+            "    def get(self, i):\n"
+            "        slot = self.slots[i]\n"
+            "        assert slot is not None\n"
+        ),
+    }
+    origin = _traced(files, _site("p/slots.py", 6, "Pool.get", (), check="slot is not None"))
+    assert origin.kind == "internal", origin.chain
+    assert "--page-size" not in origin.inputs
+
+
+def test_a_called_functions_parameters_are_that_calls_arguments() -> None:
+    files = {
+        "p/divide.py": (
+            "def divide(a, b):\n"
+            "    return a // b\n"
+            "def layer(server_args):\n"
+            "    return divide(server_args.page_size, 2)\n"
+            "def narrow(width):\n"
+            "    n = divide(width, 4)\n"
+            "    if n > 8:\n"
+            "        raise ValueError('wide')\n"
+            "def start():\n"
+            "    narrow(64)\n"
+        ),
+    }
+    origin = _traced(files, _site("p/divide.py", 8, "narrow", ("n > 8",)))
+    # another caller of `divide` passes the flag; this call passes a literal and a width
+    assert "--page-size" not in origin.inputs, origin.chain
+    assert origin.kind == "internal", origin.chain
+
+
+def test_a_check_that_a_debug_switch_turns_on_is_internal_with_the_switch_as_way_around() -> None:
+    files = {
+        "p/alloc.py": (
+            "import envs\n"
+            "class Alloc:\n"
+            "    def __init__(self):\n"
+            "        self.debug = envs.SGLANG_DEBUG_POOL.get()\n"
+            "        self.free = []\n"
+            "    def alloc(self, n):\n"
+            "        out = self.take(n)\n"
+            "        if self.debug:\n"
+            "            assert len(set(out)) == len(out)\n"
+        ),
+    }
+    site = _site("p/alloc.py", 9, "Alloc.alloc", ("self.debug",), check="len(set(out)) == len(out)")
+    origin = _traced(files, site)
+    assert origin.kind == "internal", origin.chain
+    assert origin.path_inputs == ("env: SGLANG_DEBUG_POOL",)
+    # a switch that is not a debug switch still decides
+    plain = {"p/alloc.py": files["p/alloc.py"].replace("DEBUG_POOL", "FAST_POOL")}
+    assert _traced(plain, site).kind == "environment"
+
+
+def test_a_trace_that_ends_at_a_call_it_cannot_read_proves_nothing() -> None:
+    files = {
+        "p/opaque.py": (
+            "class Req:\n"
+            "    def __init__(self, **kwargs):\n"
+            "        self.latents = kwargs.get('latents')\n"
+            "def make(*args):\n"
+            "    return Req(*args)\n"
+            "def decode(batch: Req, server_args):\n"
+            "    if server_args.page_size > 1:\n"
+            "        assert batch.latents is not None\n"
+        ),
+    }
+    path = ("server_args.page_size > 1",)
+    site = _site("p/opaque.py", 8, "decode", path, check="batch.latents is not None")
+    origin = _traced(files, site)
+    assert origin.kind != "internal", origin.chain
