@@ -37,11 +37,13 @@ browser:
 
 # One test process per core (pytest-xdist), each test file kept in one process (its module
 # fixtures, a served knowledge base or a browser, are set up once). The shared knowledge bases are
-# built once per machine under a file lock (tests/kbcache.py) and copied by each process. The
-# slowest ten tests are listed at the end. TEST_PROCESSES=0 runs in this one process.
+# built once per machine, each under a file lock of its own (tests/kbcache.py), and copied by each
+# process. Files start longest first, as timed in the last run here (tests/file_order.py), not
+# in xdist's order by their number of tests. The slowest ten tests are listed at the end.
+# TEST_PROCESSES=0 runs in this one process.
 TEST_PROCESSES ?= auto
 test: install browser
-	$(BIN)/pytest -q -n $(TEST_PROCESSES) --dist loadfile --durations=10
+	$(BIN)/pytest -q -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder --durations=10
 
 # The inner loop: every test but the whole-release runs (tests/e2e and anything marked sglang
 # or browser: no sglang download, no knowledge-base build, no browser) and the few marked slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import file_order
 import pytest
 import throwaway_pg
 from sqlalchemy import Engine, text
@@ -27,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _throwaway: list[ThrowawayPostgres] = []  # the run's own server, when it had to start one
 _admin_url: list[str] = []
 _config: list[pytest.Config] = []
+_timer: list[file_order.Timer] = []  # the main process's: each file's time in this run
+_ORDER_ENV = "ERRKB_TEST_FILE_ORDER"
 
 
 def pg_admin_url() -> str:
@@ -81,8 +85,34 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # a test process of the main one below: it inherits the environment set there
     _own_temp_folder()
+    _decide_file_order(config)
     if getattr(config.option, "numprocesses", None):
         os.environ["ERRKB_TEST_POSTGRES_URL"] = pg_admin_url()
+
+
+def _decide_file_order(config: pytest.Config) -> None:
+    """What orders the test files (see `file_order`), read once by the main process and handed
+    to its test processes, which must all collect the same order. A run of the whole suite (no
+    paths, no -k or -m) keeps its files' times for the next."""
+    from kbcache import CACHE, sglang_kb_target
+
+    seconds = file_order.load(CACHE)
+    os.environ[_ORDER_ENV] = json.dumps([seconds, sglang_kb_target().exists()])
+    whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if whole and not config.option.keyword and not config.option.markexpr:
+        _timer.append(file_order.Timer())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest test files first (`file_order`), as the main process decided."""
+    seconds, kb_ready = json.loads(os.environ.get(_ORDER_ENV) or "[{}, true]")
+    items[:] = file_order.ordered(items, seconds, kb_ready)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each file's time, counted in the main process for the next run's order."""
+    for timer in _timer:
+        timer.add(report)
 
 
 def _own_temp_folder() -> None:
@@ -114,9 +144,14 @@ def _needs_postgres(item: pytest.Item) -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop and remove the run's own PostgreSQL server, if it started one."""
+    """Stop and remove the run's own PostgreSQL server, if it started one; keep the files'
+    times (main process only)."""
     while _throwaway:
         _throwaway.pop().stop()
+    if _timer:
+        from kbcache import CACHE
+
+        _timer.pop().save(CACHE)
 
 
 def _pg_admin() -> Engine:
