@@ -143,8 +143,15 @@ def _ingest(
             )
             hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
             progress.phase(f"{info.label}: tracing where the checked values come from", None)
-            sites = with_origins(source, files, sites, flags, repo, job.cache_dir, workers)
-            prepared = [prepare_site(repo.name, s) for s in sites]
+            traced = with_origins(source, files, sites, flags, repo, job.cache_dir, workers)
+            # A site given an origin is stored with it (in its snippet): prepared again. The rest
+            # (imports, the project's tests: half of a late sglang release) keep what the
+            # preparer made while the files were parsed.
+            prepared = [
+                p if t is s else prepare_site(repo.name, t)
+                for p, s, t in zip(prepared, sites, traced, strict=True)
+            ]
+            sites = traced
             progress.phase(f"{info.label}: linking flags", len(sites))
             occurrences = linked_sites(sites, flag_catalog(flags))
             progress.advance(len(sites))
