@@ -1,5 +1,7 @@
 """A project with a long history: one error raised in every version, its line moving as code
-is added above it, for the size of an entry as the history grows."""
+is added above it, for the size of an entry as the history grows; and a busier one, whose error
+gains a site in a new file every few versions (as an import error does), loses some, and has its
+guard rewritten every ten."""
 
 from __future__ import annotations
 
@@ -36,6 +38,41 @@ def ingest_history(url: str, root: Path, versions: range) -> None:
             path.write_text(textwrap.dedent(POOL.format(version=n, padding=padding)).lstrip())
             os.utime(path, (1_600_000_000 + n * 86_400,) * 2)
             source = FolderSource(folder, f"1.0.{n}")
+            ingest_snapshot(source, REPO, REPO.extract_config(2_000_000), Job(engine, workers=1))
+    finally:
+        engine.dispose()
+
+
+BUSY_MESSAGE = "The pool needs at least one page per request"
+BUSY = """
+# module {k}, release {version}
+class Pool{k}:
+    def init(self, pages, requests):{padding}
+        if pages < requests and self.strict_{era}:
+            # a comment that the snippet shows, so that each site carries some code
+            raise ValueError("The pool needs at least one page per request")
+"""
+
+
+def ingest_busy_history(url: str, root: Path, versions: range) -> None:
+    """Ingest these versions (labels 2.0.N) of the busy project into the database at `url`:
+    version N raises the error in modules 0..N//4 (but not modules 3 to 5 between versions 40
+    and 59), its lines moving each version and its guard changing every ten."""
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        for n in versions:
+            folder = root / f"v{n}"
+            for k in range(n // 4 + 1):
+                if 40 <= n < 60 and 3 <= k <= 5:
+                    continue
+                path = folder / "srv" / f"pool_{k}.py"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                padding = "\n        self.calls += 1" * ((n + k) % 5)
+                text = BUSY.format(k=k, version=n, padding=padding, era=n // 10)
+                path.write_text(textwrap.dedent(text).lstrip())
+                os.utime(path, (1_600_000_000 + n * 86_400,) * 2)
+            source = FolderSource(folder, f"2.0.{n}")
             ingest_snapshot(source, REPO, REPO.extract_config(2_000_000), Job(engine, workers=1))
     finally:
         engine.dispose()

@@ -12,9 +12,10 @@ the per-snapshot list is paginated (`errkb.service.entries.occurrences`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from errkb.core.builtin_classes import builtin_chain
 from errkb.core.errors import NotFound
@@ -63,15 +64,24 @@ from errkb.service.entries.schemas import (
 )
 from errkb.service.queries import DbSession as Session
 
-# Bounds that keep the largest entry of a whole history under 100 KB of JSON; everything left
-# out is counted in the entry and listed in full by `occurrences.occurrence_page`.
-SITES_LISTED = 40  # site histories listed (newest sites first)
-SITES_IN_FULL = 5  # site histories with their line runs and code versions (newest sites first)
+T = TypeVar("T")
+
+# Bounds that keep the largest entry of a whole history (151 sglang releases) within 20 KB of
+# JSON, whatever its length; everything left out is counted in the entry and listed in full by
+# `occurrences.occurrence_page`. An entry grows by a release's label, not by its history.
+SITES_LISTED = 6  # site histories listed (newest sites first)
+SITES_IN_FULL = 3  # site histories with their line runs and code versions (newest sites first)
 VERSIONS_SHOWN = 2  # code versions per such site
-LINE_RUNS_SHOWN = 10  # line runs per such site (newest); other sites give their latest run
-OCCURRENCES_SHOWN = 5  # the shown snapshot's occurrences in full
-CHANGES_SHOWN = 12  # timeline changes listed; a long history lists moves, not line shifts
-POINT_SITES = 60  # timeline ranges list their sites only while that many site strings or fewer
+LINE_RUNS_SHOWN = 3  # line runs per such site (newest); other sites give their latest run
+OCCURRENCES_SHOWN = 3  # the shown snapshot's occurrences in full
+# Source lines (snippets) an entry carries: the shown snapshot's occurrences first (the first one
+# always), then the newest sites' code versions. A lookup deep in a loader shows 64 lines a
+# snippet, and its three sites with two versions each were 50 KB of one entry's JSON.
+CODE_LINES = 48
+CHANGES_SHOWN = 3  # timeline changes listed (the newest); a long history lists moves only
+CHANGED_IN_SHOWN = 3  # code change events listed (the newest)
+EVIDENCE_SHOWN = 6  # who hits it: the first chains of names (a loader's lookup had 15, 3.6 KB)
+POINT_SITES = 12  # timeline ranges list their sites only while that many site strings or fewer
 
 
 def build_entry(
@@ -106,6 +116,9 @@ def build_entry(
     )
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
+    if ex.who_hits_it is not None and len(ex.who_hits_it.evidence) > EVIDENCE_SHOWN:
+        who = ex.who_hits_it
+        who.evidence_total, who.evidence = len(who.evidence), who.evidence[:EVIDENCE_SHOWN]
     related = related_errors(
         session,
         error_id=error_id,
@@ -117,6 +130,8 @@ def build_entry(
     )
     base = settings.public_url.rstrip("/") if settings else ""
     histories = _site_histories(snapshots, slim)
+    in_full = _fitting(shown_occs[:OCCURRENCES_SHOWN], CODE_LINES, _snippet_lines)
+    code_left = CODE_LINES - sum(_snippet_lines(o) for o in in_full)
     return Entry(
         id=error.id,
         message=error.message,
@@ -132,11 +147,9 @@ def build_entry(
         snapshot=shown.label,
         explanation=ex,
         flags=[flag_out(inv, shown.link_base) for inv in involvements(links)],
-        sites=_sites_out(histories, snapshots, bodies),
+        sites=_sites_out(histories, snapshots, bodies, code_left),
         sites_total=len(histories),
-        occurrences=[
-            occurrence_out(error, o, shown, catalog) for o in shown_occs[:OCCURRENCES_SHOWN]
-        ],
+        occurrences=[occurrence_out(error, o, shown, catalog) for o in in_full],
         occurrences_total=len(slim),
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
@@ -182,19 +195,41 @@ def _site_histories(snapshots: list[Snapshot], slim: list[Any]) -> list[SiteHist
 
 
 def _sites_out(
-    histories: list[SiteHistory], snapshots: list[Snapshot], bodies: dict[str, SiteBody]
+    histories: list[SiteHistory],
+    snapshots: list[Snapshot],
+    bodies: dict[str, SiteBody],
+    code_lines: int,
 ) -> list[SiteHistoryOut]:
-    """The newest sites as served: the first few in full, the rest with their latest line run."""
-    return [
-        history_out(
+    """The newest sites as served: the first few in full (their code versions while they fit
+    in `code_lines`), the rest with their latest line run."""
+    out = []
+    for i, h in enumerate(histories[:SITES_LISTED]):
+        site = history_out(
             h,
             snapshots,
             bodies,
             versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
             line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
         )
-        for i, h in enumerate(histories[:SITES_LISTED])
-    ]
+        site.versions = _fitting(site.versions, code_lines, lambda v: len(v.snippet.lines), 0)
+        code_lines -= sum(len(v.snippet.lines) for v in site.versions)
+        out.append(site)
+    return out
+
+
+def _snippet_lines(occurrence: Any) -> int:
+    return len(occurrence.snippet.get("lines", ()))
+
+
+def _fitting(items: Sequence[T], budget: int, size: Callable[[T], int], least: int = 1) -> list[T]:
+    """The first items whose sizes add up to at most `budget`, and at least the first `least`."""
+    kept: list[T] = []
+    for item in items:
+        budget -= size(item)
+        if budget < 0 and len(kept) >= least:
+            break
+        kept.append(item)
+    return kept
 
 
 def _provenance(repo: str, snapshots: list[Snapshot]) -> list[SnapshotProvenance]:
@@ -232,18 +267,20 @@ def _timeline_facts(
 
 
 def _timeline_out(tl: TimelineFacts) -> Timeline:
-    """The timeline as served: runs of snapshots alike (raised or not, at as many sites), each
-    listing its last snapshot's sites, and every change while that stays short."""
+    """The timeline as served: runs of snapshots alike (raised or not), each with its last
+    snapshot's sites, and the newest changes (all of them while they are few)."""
     # The points around the error's life: from the snapshot before it first appears to the one
     # after it last does (the summary names the gaps); the rest only say "not raised".
     present = [i for i, p in enumerate(tl.points) if p.present]
     points = tl.points[max(0, present[0] - 1) : present[-1] + 2]
     changes = list(tl.changes)
     if len(changes) > CHANGES_SHOWN:  # the line shifts are in the site histories already
-        changes = [c for c in changes if c.kind != "line_changed"][:CHANGES_SHOWN]
+        changes = [c for c in changes if c.kind != "line_changed"][-CHANGES_SHOWN:]
+    # A run breaks where the error comes or goes, not where its number of sites changes: an
+    # import error gains a site in most releases, and a run per release is what ranges replaced.
     runs: list[list[Any]] = []
     for p in points:
-        if runs and (runs[-1][-1].present, len(runs[-1][-1].sites)) == (p.present, len(p.sites)):
+        if runs and runs[-1][-1].present == p.present:
             runs[-1].append(p)
         else:
             runs.append([p])
@@ -273,6 +310,7 @@ def _timeline_out(tl: TimelineFacts) -> Timeline:
         removed_in=tl.gone_in,
         carried_on_by=tl.successor,
         carried_from=tl.predecessor,
-        changed_in=[asdict(e) for e in tl.changed_in],  # type: ignore[misc]
+        changed_in=[asdict(e) for e in tl.changed_in[-CHANGED_IN_SHOWN:]],  # type: ignore[misc]
+        changed_in_total=len(tl.changed_in),
         summary=tl.summary,
     )

@@ -77,6 +77,7 @@ class WhoHitsItOut(BaseModel):
     text: str
     provenance: list[Provenance] = Field(min_length=1)
     evidence: list[str] = []  # each name the guard reads, traced to the input it comes from
+    evidence_total: int = 0  # when the evidence is cut to its first few, how many there are
     inputs: list[str] = []  # by their user-facing names ("--page-size", "env: X"), its own first
 
 
@@ -209,8 +210,9 @@ class SiteHistoryOut(BaseModel):
 
 
 class TimelineRangeOut(BaseModel):
-    """An unbroken run of consecutive snapshots where the error is raised (or not), at as many
-    sites in each; the moves between them are the timeline's `changes`."""
+    """An unbroken run of consecutive snapshots where the error is raised (or not); its sites
+    are those of its last snapshot, and the moves and the sites gained or lost on the way are the
+    timeline's `changes` and `changed_in`."""
 
     from_snapshot: str
     to_snapshot: str
@@ -218,7 +220,7 @@ class TimelineRangeOut(BaseModel):
     to_date: UtcDatetime | None = None
     snapshots: int  # how many snapshots the run holds
     present: bool
-    site_count: int = 0  # occurrences in each snapshot of the run
+    site_count: int = 0  # occurrences in to_snapshot
     sites: list[str] = []  # "path:line" of each occurrence in to_snapshot (empty when long)
 
 
@@ -252,11 +254,12 @@ class Timeline(BaseModel):
     last_seen: str
     gone_in: str | None = None  # first snapshot after last_seen where it is no longer raised
     absent_before: str | None = None  # last snapshot before first_seen (a regression's origin)
-    changes: list[TimelineChange] = []  # capped for long histories (line moves: sites[].lines)
+    changes: list[TimelineChange] = []  # the newest, capped (line moves: sites[].lines)
     changes_total: int = 0
     introduced_in: str  # the first ingested snapshot that raises it
     removed_in: str | None = None  # the first one after the last that raises it
-    changed_in: list[ChangeEventOut] = []  # message or guard changes, sites added or removed
+    changed_in: list[ChangeEventOut] = []  # message or guard changes, sites added or removed:
+    changed_in_total: int = 0  # the newest few are listed, of this many
     # the error raising the same check under other words in gone_in / absent_before: then a
     # version change does not help
     carried_on_by: str | None = None
