@@ -3,7 +3,12 @@
 Prints, on the knowledge base of every sglang release in the cache (`bench/all_releases.py`):
 - the JSON (`GET /api/errors/{id}`) and page (`GET /errors/{id}`) sizes, largest and median,
   over the errors with the most occurrences, sites and code versions plus a seeded random sample
-  (`--all`: every error); goals: largest JSON <= 100 KB, largest page <= 300 KB;
+  (`--all`: every error), and every error raised in every snapshot; goals: largest JSON
+  <= 20 KB, largest page <= 300 KB;
+- against the baseline of the same run, for the errors raised in every snapshot: the same JSON
+  with its timeline as one point per snapshot, as entries gave it before timelines were ranges
+  (snapshot, date, present, site count and, while 60 or fewer in all, its sites); goal: at most
+  a third;
 - against the baseline of the same run: the largest entry's occurrences listed once per
   snapshot per site in full, as entries did before site histories (all pages of
   `/api/errors/{id}/occurrences`);
@@ -23,6 +28,7 @@ Usage: .venv/bin/python bench/entry_size.py [--sample N] [--all] [--no-downgrade
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import sqlite3
@@ -40,7 +46,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from sqlalchemy import func, select  # noqa: E402
 
 from errkb.core.db import alembic_config, make_engine, upgrade  # noqa: E402
-from errkb.core.models import Error, Occurrence  # noqa: E402
+from errkb.core.models import Error, Occurrence, Snapshot  # noqa: E402
 from errkb.core.settings import Settings  # noqa: E402
 from errkb.service.app import create_app  # noqa: E402
 from errkb.service.entries.docs import materialize_entries  # noqa: E402
@@ -99,6 +105,59 @@ def candidates(url: str, sample: int, every: bool) -> list[str]:
     return list(dict.fromkeys(picks + random.Random(14).sample(ids, min(sample, len(ids)))))
 
 
+def in_every_snapshot(url: str) -> list[str]:
+    """The errors raised in every ingested snapshot."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            held = conn.execute(select(func.count()).select_from(Snapshot)).scalar_one()
+            return list(
+                conn.execute(
+                    select(Occurrence.error_id)
+                    .group_by(Occurrence.error_id)
+                    .having(func.count(func.distinct(Occurrence.snapshot_id)) == held)
+                ).scalars()
+            )
+    finally:
+        engine.dispose()
+
+
+def with_points(url: str, error_id: str, body: bytes) -> int:
+    """Bytes of the entry's JSON with `timeline.ranges` as one point per snapshot instead."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            snaps = conn.execute(
+                select(Snapshot.id, Snapshot.label, Snapshot.date).order_by(Snapshot.sort_key)
+            ).all()
+            sites: dict[int, list[str]] = {}
+            for sid, path, line in conn.execute(
+                select(Occurrence.snapshot_id, Occurrence.path, Occurrence.line).where(
+                    Occurrence.error_id == error_id
+                )
+            ):
+                sites.setdefault(sid, []).append(f"{path}:{line}")
+    finally:
+        engine.dispose()
+    present = [i for i, s in enumerate(snaps) if s.id in sites]
+    points = snaps[max(0, present[0] - 1) : present[-1] + 2]
+    cheap = sum(len(sites.get(s.id, [])) for s in points) <= 60
+    old = [
+        {
+            "snapshot": s.label,
+            "date": s.date.strftime("%Y-%m-%dT%H:%M:%SZ") if s.date else None,
+            "present": s.id in sites,
+            "site_count": len(sites.get(s.id, [])),
+            "sites": sorted(sites.get(s.id, [])) if cheap else [],
+        }
+        for s in points
+    ]
+    entry = json.loads(body)
+    ranges = json.dumps(entry["timeline"]["ranges"], separators=(",", ":"), ensure_ascii=False)
+    listed = json.dumps(old, separators=(",", ":"), ensure_ascii=False)
+    return len(body) - len(ranges.encode()) + len(listed.encode())
+
+
 def fmt(n: float) -> str:
     return f"{n / KB:.1f} KB"
 
@@ -140,7 +199,9 @@ def main() -> None:
                 f"{built.compressed_bytes / KB / KB:.1f} MB stored"
                 + (" (already current)" if built.skipped else "")
             )
-        ids = candidates(url, args.sample, args.all)
+        every = in_every_snapshot(url)
+        ids = list(dict.fromkeys(candidates(url, args.sample, args.all) + every))
+        points: dict[str, int] = {}
         json_sizes: dict[str, int] = {}
         page_sizes: dict[str, int] = {}
         titles: dict[str, str] = {}
@@ -150,6 +211,8 @@ def main() -> None:
                 answer = client.get(f"/api/errors/{eid}")
                 answer.raise_for_status()
                 json_sizes[eid] = len(answer.content)
+                if eid in every:
+                    points[eid] = with_points(url, eid, answer.content)
                 body = answer.json()
                 titles[eid] = body["title"]
                 if body["message"] == REFERENCE:
@@ -169,7 +232,17 @@ def main() -> None:
             old += listed
 
         print(f"knowledge base: {kb.name}, {len(ids)} errors measured")
-        describe("entry JSON", json_sizes, titles, 100 * KB)
+        describe("entry JSON", json_sizes, titles, 20 * KB)
+        if every:
+            describe("raised in every snapshot", {k: json_sizes[k] for k in every}, titles, 20 * KB)
+            ratios = sorted(json_sizes[k] / points[k] for k in every)
+            print(
+                f"baseline, same run: those {len(every)} entries with a timeline point per "
+                f"snapshot: median {fmt(statistics.median(points.values()))}, largest "
+                f"{fmt(max(points.values()))}; ratio served / baseline median "
+                f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f}), "
+                f"{sum(r <= 1 / 3 for r in ratios)} of {len(ratios)} at most a third"
+            )
         describe("entry page", page_sizes, titles, 300 * KB)
         print(
             f"baseline, same run: the largest entry ({largest}) with every occurrence in full "
