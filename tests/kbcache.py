@@ -35,7 +35,7 @@ MAX_BYTES = 2_000_000
 KEEP = 4  # cached builds kept: the newest, plus donors for the file cache
 
 
-def _digest(paths: list[Path]) -> str:
+def files_digest(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for path in paths:
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
@@ -47,14 +47,14 @@ def code_digest() -> str:
     files = [ROOT / "errkb" / "pins.toml"]
     for folder in ("errkb/core", "ingest", "migrations"):
         files += sorted((ROOT / folder).rglob("*.py"))
-    return _digest(files)
+    return files_digest(files)
 
 
 def extraction_digest() -> str:
     """A hash of the code whose output the file cache holds (per-file extraction only)."""
     files = sorted((ROOT / "ingest" / "extract").rglob("*.py"))
     files += [ROOT / "errkb" / "core" / "records.py"]
-    return _digest(files)
+    return files_digest(files)
 
 
 def docs_digest() -> str:
@@ -63,7 +63,7 @@ def docs_digest() -> str:
     files = []
     for folder in ("knowledge", "service/entries", "service/docstore"):
         files += sorted((ROOT / folder).rglob("*.py"))
-    return _digest(files)
+    return files_digest(files)
 
 
 def ingest_release(job: Job, spec: str, cache_dir: Path, repo: str | None = None) -> None:
@@ -107,10 +107,10 @@ def _build_lock(name: str) -> Iterator[None]:
         yield
 
 
-def _built(target: Path, prefix: str, keep: int, build: Callable[[Path], None]) -> Path:
-    """`target` built by `build(partial)` if missing, under the lock of its kind (`prefix`), and
-    the older builds of that kind past the newest `keep` removed (sessions work on copies, so
-    old builds are unused)."""
+def built_once(target: Path, prefix: str, keep: int, build: Callable[[Path], None]) -> Path:
+    """`target` built by `build(partial)` if missing, under the lock of its kind (`prefix`: the
+    start of its name), and the older builds of that kind past the newest `keep` removed
+    (sessions work on copies, so old builds are unused)."""
     with _build_lock(prefix):
         if not target.exists():
             _remove_leftovers(prefix)
@@ -118,7 +118,7 @@ def _built(target: Path, prefix: str, keep: int, build: Callable[[Path], None]) 
             build(partial)
             os.replace(partial, target)
             _remove_leftovers(prefix)
-            builds = sorted(CACHE.glob(f"{prefix}-*.sqlite3"), key=os.path.getmtime)
+            builds = sorted(CACHE.glob(f"{prefix}-*{target.suffix}"), key=os.path.getmtime)
             for old in builds[:-keep]:
                 old.unlink(missing_ok=True)
     return target
@@ -145,7 +145,7 @@ def sglang_kb_file() -> Path:
             copy_file_cache(f"sqlite:///{donors[-1]}", url)
         ingest_pinned_releases(url)
 
-    return _built(sglang_kb_target(), "kb", KEEP, build)
+    return built_once(sglang_kb_target(), "kb", KEEP, build)
 
 
 def sglang_kb_docs_file() -> Path:
@@ -164,7 +164,7 @@ def sglang_kb_docs_file() -> Path:
         _checkpoint(url)
 
     target = CACHE / f"docs-{kb.stem.removeprefix('kb-')}-k{docs_digest()}.sqlite3"
-    return _built(target, "docs", 2, build)
+    return built_once(target, "docs", 2, build)
 
 
 # Releases beyond the pins that a few modules need, added to a copy of the shared base: 0.5.17,
@@ -182,12 +182,14 @@ def sglang_kb_extended_file() -> Path:
     def build(partial: Path) -> None:
         shutil.copyfile(kb, partial)
         ingest_pinned_releases(f"sqlite:///{partial}", versions=EXTENDED_RELEASES)
-        # What this base replaced: the timeline's own four releases, the match tests' own copy.
+        # What this base replaced (the timeline's own four releases, the match tests' own copy),
+        # as built by older code: a run of this code's age may still be reading them.
         for old in (*CACHE.glob("releases-*.sqlite3"), *CACHE.glob("kb-*-match-*.sqlite3")):
-            old.unlink(missing_ok=True)
+            if code_digest() not in old.name:
+                old.unlink(missing_ok=True)
 
     target = CACHE / f"extended-{'_'.join(EXTENDED_RELEASES)}-{code_digest()}.sqlite3"
-    return _built(target, "extended", 1, build)
+    return built_once(target, "extended", 1, build)
 
 
 def _checkpoint(url: str) -> None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from kb_explanations import kept_explanations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from test_knowledge_sglang import REFERENCE_ID, render
@@ -19,7 +20,6 @@ from test_knowledge_sglang import REFERENCE_ID, render
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error, Occurrence, Snapshot
 from errkb.service.entries.build import build_entry
-from errkb.service.entries.facts import snapshot_explanations
 
 pytestmark = pytest.mark.sglang
 
@@ -132,7 +132,7 @@ def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) 
             code[occ.error_id] = json.dumps(occ.conditions)
             if occ.flags:
                 linked.add(occ.error_id)
-        for error, ex in snapshot_explanations(session, label):
+        for error, ex in kept_explanations(session, label):  # derived once per code
             if error.kind == "import":  # a failed import's fixes are its requirements (issue 45)
                 continue
             checked += 1
