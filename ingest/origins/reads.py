@@ -158,12 +158,14 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
         return Read("input", "environment", f"env: {env}", f"{env} is an environment variable")
     last = bare[-1]
     # a server flag: a settings object's field, or a field read through a settings accessor
-    if len(bare) >= 2 and rules.flag(last):
+    # (a group's field is the flag of the group's name and its own: `moe.runner_backend`)
+    dest = last if rules.flag(last) else f"{bare[-2]}_{last}" if len(bare) >= 2 else ""
+    if len(bare) >= 2 and rules.flag(dest):
         holders = bare[:-1]
         if any(_SETTINGS.match(h) for h in holders) or any(
             _SETTINGS_CALL.match(h) and chain[i].endswith("()") for i, h in enumerate(holders)
         ):
-            return Read("input", "flag", rules.flag(last) or last, "a server setting")
+            return Read("input", "flag", rules.flag(dest) or dest, "a server setting")
     keyed = isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("get", "pop")
     if (
         len(bare) >= 2

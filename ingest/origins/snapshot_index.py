@@ -9,6 +9,7 @@ Both are kept by content (`kept`), so that a file unchanged across releases is r
 from __future__ import annotations
 
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -19,7 +20,23 @@ from errkb.ingest.origins.module_facts import Func, ModuleFacts
 # and how many callers and assignments it followed (`trace.Walk._remembered`)
 Remembered = tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], int]
 _SUPER = re.compile(r"super\((?:\w+, *self)?\)\.$")
+MAX_DEF_FILES = 40  # files read for the module-level functions of one name
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+
+
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+
+
+def _imported_names(text: str) -> dict[str, str]:
+    """The names a module imports with `from x import a, b as c`: name -> module (absolute
+    imports only)."""
+    out: dict[str, str] = {}
+    for m in _FROM_IMPORT.finditer(text):
+        for part in m.group(2).strip("()").split(","):
+            words = part.split("#")[0].split()
+            if words and words[0] != "*":
+                out[words[-1]] = m.group(1)
+    return out
 
 
 def in_tests(path: str) -> bool:
@@ -65,6 +82,8 @@ class SnapshotIndex:
         self._callers: dict[tuple[str, int, str], list[tuple[str, int, Func | None]]] = {}
         self._call_texts: dict[tuple[str, int], str] = {}
         self._supers: dict[str, list[tuple[str, int]]] | None = None  # base -> super() calls
+        self._imports: dict[str, dict[str, str]] = {}
+        self._folders: set[str] | None = None
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
@@ -79,6 +98,23 @@ class SnapshotIndex:
             found = [(p, at) for p in self._call_paths.get(name, ()) for at in scans[p].calls[name]]
             self._calls[name] = found
         return found
+
+    def package_of(self, path: str, name: str) -> str:
+        """The installed package a module imports `name` from (`from nixl import agent`:
+        "nixl"), "" for a name it does not import so, the standard library's or the project's
+        own (a folder of the snapshot)."""
+        names = self._imports.get(path)
+        if names is None:
+            names = self._imports[path] = _imported_names(self.texts.get(path, ""))
+        module = names.get(name, "")
+        root = module.split(".")[0]
+        if not root or root in sys.stdlib_module_names:
+            return ""
+        if self._folders is None:  # the top packages: the shallowest folders with `__init__.py`
+            inits = [p.split("/")[:-1] for p in self.texts if p.endswith("__init__.py")]
+            top = min((len(d) for d in inits if d), default=0)
+            self._folders = {d[-1] for d in inits if d and len(d) == top}
+        return "" if root in self._folders else root
 
     def facts(self, path: str) -> ModuleFacts:
         """The facts of one module (empty for a path the snapshot does not hold)."""
@@ -183,11 +219,14 @@ class SnapshotIndex:
 
     def functions(self, name: str) -> list[tuple[str, Func]]:
         """Module-level functions of that name in the snapshot (at most three)."""
-        out = []
-        for path in self.defs.get(name, ())[:3]:
+        out: list[tuple[str, Func]] = []
+        for path in list(dict.fromkeys(self.defs.get(name, ())))[:MAX_DEF_FILES]:
+            # the files that define methods of that name come first as often as not
             func = self.facts(path).funcs.get(name)
             if func is not None:
                 out.append((path, func))
+                if len(out) == 3:
+                    break
         return out
 
     def class_facts(self, name: str) -> list[tuple[str, ModuleFacts]]:

@@ -83,6 +83,17 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
         return
     if isinstance(node, ast.Lambda | ast.comprehension):
         return
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+        # `(f(t) for t in ts)`: what it loops over, and what the body reads beside its names
+        bound = {
+            n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)
+        }
+        for g in node.generators:
+            yield from leaves(g.iter)
+        body = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for part in body:
+            yield from (x for x in leaves(part) if not _reads_only(x, bound))
+        return
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         shown = [s for s in (node.left, node.right) if isinstance(s, ast.List | ast.Tuple)]
         if shown:  # `[a] * n` holds `a`s; how many says nothing of what they are
@@ -257,7 +268,9 @@ class Walk:
             for leaf in leaves(a):
                 self.visit(leaf, at, depth + 1, f"{step} <- ")
                 done = True
+        done_by_def = False
         for path, func in self.index.functions(name)[:1] if name else []:
+            done_by_def = True
             place = Place(path, func)
             bound = (path, func.qualname)
             fresh = bound not in self.bound
@@ -269,6 +282,12 @@ class Walk:
                 done |= self._exprs(tests, "", place, depth, f"{step} <- returned when ")
             if fresh:
                 self.bound.discard(bound)
+        package = self.index.package_of(at.path, name) if name and not done_by_def else ""
+        if package:  # what an installed package's function or class gives back
+            self.found.append(
+                ("dependency", f"package: {package}", f"{step}: what the {package} package returns")
+            )
+            done = True
         if not done:
             self.unknown.append(f"{step}: not traced")
 
@@ -469,6 +488,21 @@ class Walk:
         if cls.lstrip("_")[:1].isupper() and self._member(cls, attr, more, depth, step):
             return
         self._name(root, rest, at, depth, step)
+
+
+def _root(node: ast.expr) -> str:
+    """The name a chain starts from (`t` of `t.x[0]`), "" when it starts elsewhere."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _reads_only(node: ast.expr, names: set[str]) -> bool:
+    """True for a chain from one of `names`, or a call given only such chains (`f(t)`)."""
+    if _root(node) in names and not isinstance(node, ast.Call):
+        return True
+    args = [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else []
+    return bool(args) and all(_root(a) in names for a in args)
 
 
 def _sized(node: ast.Call) -> bool:

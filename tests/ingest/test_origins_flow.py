@@ -376,3 +376,81 @@ def test_a_trace_that_ends_at_a_call_it_cannot_read_proves_nothing() -> None:
     site = _site("p/opaque.py", 8, "decode", path, check="batch.latents is not None")
     origin = _traced(files, site)
     assert origin.kind != "internal", origin.chain
+
+
+def test_a_comprehension_reads_what_it_loops_over() -> None:
+    files = {
+        "p/times.py": (
+            "def validate(server_args):\n"
+            "    ts = [server_args.page_size]\n"
+            "    if any(t <= 0 or not finite(t) for t in ts):\n"
+            "        raise ValueError('times')\n"
+        ),
+    }
+    site = _site("p/times.py", 4, "validate", ("any(t <= 0 or not finite(t) for t in ts)",))
+    origin = _traced(files, site)
+    assert origin.kind == "flag" and origin.inputs == ("--page-size",), origin.chain
+    assert not any("`t`" in s for s in origin.chain), origin.chain
+
+
+def test_a_group_accessors_field_is_the_flag_of_the_group_and_field() -> None:
+    flags = [
+        *FLAGS,
+        FlagDef(
+            ("--moe-runner-backend",),
+            "moe_runner_backend",
+            "str",
+            "auto",
+            None,
+            None,
+            "p/args.py",
+            3,
+            "dataclass",
+        ),
+    ]
+    files = {
+        # methods of the same name are defined in more files than the function itself
+        **{
+            f"p/m{i}.py": f"class M{i}:\n    def get_backend(self):\n        return 1\n"
+            for i in range(4)
+        },
+        "p/moe.py": (
+            "def get_backend():\n"
+            "    moe = get_flags().moe\n"
+            "    return moe.runner_backend\n"
+            "class Method:\n"
+            "    def __init__(self):\n"
+            "        self.marlin = get_backend().is_marlin()\n"
+            "    def apply(self, out):\n"
+            "        if self.marlin:\n"
+            "            assert out.standard\n"
+        ),
+    }
+    site = _site("p/moe.py", 9, "Method.apply", ("self.marlin",), check="out.standard")
+    origin = snapshot_origins({**FILES, **files}, [site], flags, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None
+    assert "--moe-runner-backend" in (*origin.inputs, *origin.path_inputs), origin.chain
+
+
+def test_what_an_installed_package_returns_is_the_package() -> None:
+    files = {
+        "p/__init__.py": "",
+        "p/transfer.py": (
+            "from nixl._api import nixl_agent\n"
+            "from p.pool import Base\n"
+            "class Manager:\n"
+            "    def __init__(self):\n"
+            "        self.agent = nixl_agent('name')\n"
+            "    def send(self, plan):\n"
+            "        handle = self.agent.make_xfer(plan)\n"
+            "        if not handle:\n"
+            "            raise RuntimeError('no handle')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/transfer.py", 9, "Manager.send", ("not handle",)))
+    assert origin.kind == "dependency" and origin.inputs == ("package: nixl",), origin.chain
+    # the project's own package is not an installed one
+    own = {**files, "p/transfer.py": files["p/transfer.py"].replace("nixl._api", "p.pool")}
+    assert _traced(own, _site("p/transfer.py", 9, "Manager.send", ("not handle",))).kind != (
+        "dependency"
+    )
