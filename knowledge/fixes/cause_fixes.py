@@ -168,6 +168,14 @@ def dependency_fixes(r: Reading) -> list[Fix]:
     return named + [Fix("model", text, _PROV)]
 
 
+def _env_listing(r: Reading) -> str:
+    """ ", and the environment variables that start with SGLANG_" (the pins' prefixes)."""
+    prefixes = [p for p in r.finder.vocab.env_prefixes if p]
+    if not prefixes:
+        return ", and the environment variables you set for it"
+    return ", and the environment variables that start with " + " or ".join(prefixes)
+
+
 def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
     """Report it upstream, with what to include; said as a finding only for an internal case."""
     url = f"{r.web_url.rstrip('/')}/issues/new" if r.web_url else None
@@ -179,8 +187,7 @@ def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
     if first:
         text = (
             f"Report it to the {project} maintainers{where}: this is a check inside {project} that "
-            f"your input did not break, so it points to a bug. {include}, and the environment "
-            "variables that start with the project's prefix."
+            f"your input did not break, so it points to a bug. {include}{_env_listing(r)}."
         )
     else:
         text = (

@@ -64,9 +64,13 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
     if r.audience in _WHO_LEAD:
         first = [c.text for c in r.clues if c.kind == r.audience]
         others = [c.text for c in r.clues if c.kind != r.audience]
-        text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(first[:3]) + "."
-        if others:
-            text += " The guard also depends on: " + "; ".join(others[:3]) + "."
+        reached = [c for c in first if c.endswith(")")] or first  # the steps that end at an input
+        said = list(dict.fromkeys(_short_clue(c) for c in reached))
+        text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
+        also = [_short_clue(c) for c in others if c.endswith(")")]
+        also = [c for c in dict.fromkeys(also) if c not in said]
+        if also:
+            text += " The check also reads " + "; ".join(also[:2]) + "."
     elif r.audience == "test":
         text = (
             f"The project's own tests: {r.clues[0].code} is test code, run by the project's "
@@ -77,7 +81,7 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         searched = [c.text for c in r.clues if "followed; none reaches an input" in c.text]
         # what shows it: the search, else a step that ends in state the code builds, never a
         # step where the trace stopped
-        shown = [c.text for c in r.clues if not _STOPPED.search(c.text)]
+        shown = [_short_clue(c.text) for c in r.clues if not _STOPPED.search(c.text)]
         how = (searched or shown or ["the values it compares are its own"])[0]
         text = (
             "Nobody's input: this is an internal check, and the values it compares are built by "
@@ -91,7 +95,7 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             "platform or a package."
         )
         if r.clues:
-            text += f" Where the trace stopped: {r.clues[0].text}."
+            text += " " + _stopped(r.clues[0].text)
     prov: tuple[Provenance, ...] = (
         ("derived:conditions", "derived:flags") if r.flags else ("derived:conditions",)
     )
@@ -99,6 +103,53 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
 
 
 _STOPPED = re.compile(r": (not traced|followed too far|no call(er)? of .*)$")
+_STEP = " ← "
+
+
+def _short_clue(text: str) -> str:
+    """A chain of names said by its ends: "`x` comes from a server setting (--y)"."""
+    parts = text.split(_STEP)
+    if len(parts) == 1:
+        return text
+    first = parts[0].split(": ", 1)[0]
+    return f"{first} comes from {_reason(parts[-1])}"
+
+
+def _reason(step: str) -> str:
+    """What a step ends at: the part after its last ": " outside brackets."""
+    depth, cut = 0, -1
+    for i, ch in enumerate(step):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0 and step[i + 1 : i + 2] == " ":
+            cut = i
+    return step[cut + 2 :] if cut >= 0 else step
+
+
+def _stopped(text: str) -> str:
+    """Where a trace that found no input stopped, in a sentence."""
+    parts = text.split(_STEP)
+    first = parts[0].split(": ", 1)[0]
+    m = _STOPPED.search(parts[-1])
+    reason = m.group(1) if m else ""
+    steps = f"{len(parts) - 1} step{'s' if len(parts) != 2 else ''}"
+    if reason == "not traced":
+        why = "at a call or a name whose value cannot be read from the source"
+    elif reason == "followed too far":
+        why = "after as many steps as are followed"
+    elif reason.startswith("no caller of "):
+        name = reason.removeprefix("no caller of ").removesuffix(" found")
+        why = f"at {code(name)}, which nothing in this release calls"
+    elif reason.startswith("no call of "):
+        name = reason.removeprefix("no call of ").removesuffix(" shows what it gets")
+        why = f"at {code(name)}, whose calls do not show what they pass"
+    else:
+        why = "where the source says no more"
+    if len(parts) == 1:
+        return f"{first} was followed no further: the trace stopped {why}."
+    return f"{first} was followed back {steps}; the trace stopped {why}."
 
 
 def trigger(
