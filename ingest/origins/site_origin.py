@@ -85,6 +85,15 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1]), caught=caught
         )
+    both = _both_ways(check_nodes, check, path)
+    if both:
+        # the check needs a flag off while the value it tests is set only when that flag is
+        # on: the two readings of one setting disagree, which only a bug in the code can do
+        why = f"the check needs {both} off, and the value it tests is set only with {both} on"
+        return replace(
+            Origin("internal", (), (why, *chain_t), callers, path_inputs=path_inputs),
+            caught=caught,
+        )
     switches = tuple(n for _, n, _ in path.found if _DEBUG.search(n))
     if decided is None and switches and len(switches) == len(path.found):
         # the path is chosen only by switches that turn on extra checks: what such a check
@@ -154,6 +163,24 @@ def _caught(site: Site, func: Func | None, index: SnapshotIndex) -> str:
         where = caller.qualname if caller else "module level"
         said.append(f"{where} catches it and {'logs it' if action == 'logs' else 'goes on'}")
     return "; ".join(dict.fromkeys(said))
+
+
+_SET_WHEN = re.compile(r" when `(?!not )([^`]*)`: [^`]*$")
+
+
+def _both_ways(check_nodes: list[ast.expr], check: Walk, path: Walk) -> str:
+    """The flag a raise's check needs off (`not self.x`) while a test on its path reads a
+    value the code sets only when that flag is on; "" when there is none."""
+    if len(check_nodes) != 1:
+        return ""
+    node = check_nodes[0]
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return ""
+    off = {n for k, n, _ in check.found if k == "flag"}
+    for kind, name, step in path.found:
+        if kind == "flag" and name in off and _SET_WHEN.search(step):
+            return name
+    return ""
 
 
 def _only_deep(unknown: list[str]) -> bool:

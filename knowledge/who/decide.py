@@ -9,9 +9,12 @@ ingester linked to the check itself still counts.
 
 from __future__ import annotations
 
+import re
+
 from errkb.core.origin import Origin
 from errkb.knowledge.who.evidence import Clue, WhoKind
 
+_BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
 _LINE = {
     "flag": "a server flag",
     "request_field": "a field of the request",
@@ -54,7 +57,10 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
     if origin.kind == "internal":
         # a flag the ingester linked to the check (not only to the path) still decides, and so
         # does a message that names a flag: it addresses the user ("try to increase --x")
-        if (linked_flag and not origin.path_inputs) or named_flag:
+        # (unless the index shows the check needs that flag both off and on: two readings of
+        # one setting that disagree, which no start-up setting can cause)
+        both_ways = bool(origin.chain) and _BOTH_WAYS.match(origin.chain[0]) is not None
+        if ((linked_flag and not origin.path_inputs) or named_flag) and not both_ways:
             return "flag", named_flag + linked_flag + traced
         return "internal", traced
     if kind != "unknown":

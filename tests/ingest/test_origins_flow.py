@@ -454,3 +454,34 @@ def test_what_an_installed_package_returns_is_the_package() -> None:
     assert _traced(own, _site("p/transfer.py", 9, "Manager.send", ("not handle",))).kind != (
         "dependency"
     )
+
+
+def test_a_check_that_needs_a_flag_off_for_a_value_set_only_with_it_on_is_internal() -> None:
+    files = {
+        "p/mis.py": (
+            "from p.args import ServerArgs\n"
+            "class Batch:\n"
+            "    def __init__(self, server_args: ServerArgs):\n"
+            "        self.marks = None\n"
+            "        if server_args.page_size:\n"
+            "            self.marks = [1]\n"
+            "class Backend:\n"
+            "    def __init__(self, server_args: ServerArgs):\n"
+            "        self.paged = server_args.page_size\n"
+            "    def init(self, batch: Batch):\n"
+            "        if batch.marks is not None:\n"
+            "            if not self.paged:\n"
+            "                raise ValueError('needs --page-size')\n"
+        ),
+    }
+    conds = ("batch.marks is not None", "not self.paged")
+    origin = _traced(files, _site("p/mis.py", 13, "Backend.init", conds))
+    assert origin.kind == "internal", origin.chain
+    assert origin.chain[0].startswith("the check needs --page-size off"), origin.chain
+    # the same check without the value set only under the flag is the flag's
+    plain = {
+        "p/mis.py": files["p/mis.py"].replace(
+            "        if server_args.page_size:\n", "        if True:\n"
+        )
+    }
+    assert _traced(plain, _site("p/mis.py", 13, "Backend.init", conds)).kind == "flag"
