@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
 
 from errkb.core.db import (
     engine_from_settings,
@@ -177,6 +178,17 @@ class Reader:
         # The same cache item as the JSON route's: an entry either front end built is shared.
         body = self.backing.entries.get_or_build(key, ("json", error_id, version), build)
         return Entry.model_validate_json(body)
+
+    def warm(self) -> None:
+        """Build one entry (the first a search lists), so that the first tool call finds the
+        entry code imported and the database's pages read; a knowledge base that cannot answer
+        is left for the tools to say so."""
+        try:
+            hits = self.search("", exception=None, flag=None, limit=1).items
+            if hits:
+                self.entry(hits[0].id)
+        except (ErrkbError, SQLAlchemyError):
+            return
 
     async def matches(self, text: str, limit: int) -> list[MatchOut]:
         """The errors a log or traceback shows, best first, as `POST /api/match` finds them."""

@@ -96,6 +96,7 @@ async def _serve(settings: Settings) -> None:
         async with anyio.create_task_group() as tg:
             if backing is not None:  # the first match as fast as the next
                 tg.start_soon(anyio.to_thread.run_sync, backing.matcher.warm)
+                tg.start_soon(anyio.to_thread.run_sync, reader.warm)
             async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lines.replies = write_stream
                 low = server._lowlevel_server
