@@ -210,9 +210,7 @@ class SiteHistoryOut(BaseModel):
 
 
 class TimelineRangeOut(BaseModel):
-    """An unbroken run of consecutive snapshots where the error is raised (or not); its sites
-    are those of its last snapshot, and the moves and the sites gained or lost on the way are the
-    timeline's `changes` and `changed_in`."""
+    """A run of consecutive snapshots raising the error (or not), with the last one's sites."""
 
     from_snapshot: str
     to_snapshot: str
@@ -258,10 +256,9 @@ class Timeline(BaseModel):
     changes_total: int = 0
     introduced_in: str  # the first ingested snapshot that raises it
     removed_in: str | None = None  # the first one after the last that raises it
-    changed_in: list[ChangeEventOut] = []  # message or guard changes, sites added or removed:
-    changed_in_total: int = 0  # the newest few are listed, of this many
-    # the error raising the same check under other words in gone_in / absent_before: then a
-    # version change does not help
+    changed_in: list[ChangeEventOut] = []  # the newest code changes, sites added or removed
+    changed_in_total: int = 0
+    # the error raising the same check in other words in gone_in / absent_before (no fix by version)
     carried_on_by: str | None = None
     carried_from: str | None = None
     summary: str
