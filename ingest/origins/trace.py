@@ -285,7 +285,11 @@ class Walk:
         package = self.index.package_of(at.path, name) if name and not done_by_def else ""
         if package:  # what an installed package's function or class gives back
             self.found.append(
-                ("dependency", f"package: {package}", f"{step}: what the {package} package returns")
+                (
+                    "dependency",
+                    f"package: {package}",
+                    f"{step}: what the {package} package returns (package: {package})",
+                )
             )
             done = True
         if not done:

@@ -64,7 +64,7 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
     if r.audience in _WHO_LEAD:
         first = [c.text for c in r.clues if c.kind == r.audience]
         others = [c.text for c in r.clues if c.kind != r.audience]
-        reached = [c for c in first if c.endswith(")")] or first  # the steps that end at an input
+        reached = [c for c in first if c.endswith(")")] or first[:1]  # steps ending at an input
         said = list(dict.fromkeys(_short_clue(c) for c in reached))
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
         also = [_short_clue(c) for c in others if c.endswith(")")]
@@ -117,9 +117,13 @@ def _short_clue(text: str) -> str:
 
 def _reason(step: str) -> str:
     """What a step ends at: the part after its last ": " outside brackets."""
-    depth, cut = 0, -1
+    depth, cut, quoted = 0, -1, False
     for i, ch in enumerate(step):
-        if ch in "([{":
+        if ch == "`":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1

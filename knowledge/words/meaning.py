@@ -148,6 +148,13 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             "The GPU, platform or parallelism sizes you run with are not what this code supports."
         )
     if r.audience == "dependency":
+        if names:
+            noun = "package" if len(names) == 1 else "packages"
+            return (
+                f"The installed {noun} {_listed(names)} lead{'s' if len(names) == 1 else ''} "
+                "here: missing, at a version this code does not expect, or giving back a result "
+                "it cannot use."
+            )
         return (
             "An installed package leads here: it is missing, or at a version this code does not "
             "expect."

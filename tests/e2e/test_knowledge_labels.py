@@ -36,10 +36,11 @@ CLASSES = {
     "unknown": "unknown",
 }
 # Floors as measured (docs/figures.md): who agreed on 42 of 60 and inputs on 23 of 51 at the
-# round's start, 45 and 27 after the flow rules of ingest/origins (floors one below, as the
-# shared knowledge base may hold another pin set's traces).
-MIN_WHO = 44
-MIN_INPUTS = 26
+# round's start, 45 and 27 after the flow rules of ingest/origins, 51 and 28 after the length,
+# call-binding, debug-switch, package and both-ways rules (floors one below, as the shared
+# knowledge base may hold another pin set's traces).
+MIN_WHO = 50
+MIN_INPUTS = 27
 _NAME = re.compile(r"--[\w-]+|[A-Z][A-Z0-9_]{3,}|[a-z_][a-z0-9_]{2,}")
 
 
