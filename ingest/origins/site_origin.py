@@ -11,10 +11,11 @@ from dataclasses import replace
 
 from errkb.core.origin import Origin, OriginKind
 from errkb.core.records import Site
+from errkb.ingest.origins.exprs import leaves, parse_expr
 from errkb.ingest.origins.module_facts import Func
 from errkb.ingest.origins.reads import Rules
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
-from errkb.ingest.origins.trace import FAR, MAX_CALLERS, ORDER, Place, Walk, leaves, parse_expr
+from errkb.ingest.origins.trace import FAR, MAX_CALLERS, ORDER, Place, Walk
 
 
 def _guard_nodes(site: Site) -> tuple[list[ast.expr], list[ast.expr]]:
@@ -85,22 +86,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin("internal", (), (why, *chain_t), callers, path_inputs=decided[1]), caught=caught
         )
-    both = _both_ways(check_nodes, check, path)
-    if both:
-        # the check needs a flag off while the value it tests is set only when that flag is
-        # on: the two readings of one setting disagree, which only a bug in the code can do
-        why = f"the check needs {both} off, and the value it tests is set only with {both} on"
+    proof = _internal_proof(check_nodes, check, path, decided is None)
+    if proof:
         return replace(
-            Origin("internal", (), (why, *chain_t), callers, path_inputs=path_inputs),
-            caught=caught,
-        )
-    switches = tuple(n for _, n, _ in path.found if _DEBUG.search(n))
-    if decided is None and switches and len(switches) == len(path.found):
-        # the path is chosen only by switches that turn on extra checks: what such a check
-        # finds wrong is the code's own state, and turning the switch off skips it
-        why = f"the check runs only when {', '.join(dict.fromkeys(switches))} turns on checks"
-        return replace(
-            Origin("internal", (), (why, *chain_t), callers, path_inputs=path_inputs),
+            Origin("internal", (), (proof, *chain_t), callers, path_inputs=path_inputs),
             caught=caught,
         )
     own_state = check.internal and not check.found and not check.unknown
@@ -163,6 +152,21 @@ def _caught(site: Site, func: Func | None, index: SnapshotIndex) -> str:
         where = caller.qualname if caller else "module level"
         said.append(f"{where} catches it and {'logs it' if action == 'logs' else 'goes on'}")
     return "; ".join(dict.fromkeys(said))
+
+
+def _internal_proof(check_nodes: list[ast.expr], check: Walk, path: Walk, open_check: bool) -> str:
+    """Why a check can fire only through a bug, when the walks show it ("" otherwise)."""
+    both = _both_ways(check_nodes, check, path)
+    if both:
+        # the check needs a flag off while the value it tests is set only when that flag is
+        # on: the two readings of one setting disagree, which only a bug in the code can do
+        return f"the check needs {both} off, and the value it tests is set only with {both} on"
+    switches = tuple(n for _, n, _ in path.found if _DEBUG.search(n))
+    if open_check and switches and len(switches) == len(path.found):
+        # the path is chosen only by switches that turn on extra checks: what such a check
+        # finds wrong is the code's own state, and turning the switch off skips it
+        return f"the check runs only when {', '.join(dict.fromkeys(switches))} turns on checks"
+    return ""
 
 
 _SET_WHEN = re.compile(r" when `(?!not )([^`]*)`: [^`]*$")
