@@ -82,11 +82,11 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         # what shows it: the search, else a step that ends in state the code builds, never a
         # step where the trace stopped
         shown = [_short_clue(c.text) for c in r.clues if not _STOPPED.search(c.text)]
-        how = (searched or shown or ["the values it compares are its own"])[0]
+        how = (searched or shown or [""])[0]
         text = (
             "Nobody's input: this is an internal check, and the values it compares are built by "
-            f"the code itself ({how}). Reaching it points to a bug, or a case the code did not "
-            "expect."
+            f"the code itself{f' ({how})' if how else ''}. Reaching it points to a bug, or a case "
+            "the code did not expect."
         )
     else:
         text = (
