@@ -91,7 +91,7 @@ def named_inputs(
 def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
     """The first sentence: what the user did or has that leads here, or that they did not."""
     found = inputs_of(site, r, flags)
-    names = found.get(r.audience, [])
+    names = list(dict.fromkeys(found.get(r.audience, [])))
     if r.audience == "internal":
         path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
         text = (
@@ -124,10 +124,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
                 "to), and the code gave up: the network where it runs leads here, not a setting."
             )
         if names:
-            noun = "variable" if len(names) == 1 else "variables"
+            one = len(names) == 1
             return (
-                f"The environment {noun} {_listed(names)}, as set where {project} starts, "
-                "chose what this code does, and it refuses the result."
+                f"The environment variable{'' if one else 's'} {_listed(names)}, as set where "
+                f"{project} starts, {'has a value' if one else 'have values'} this code does "
+                "not accept."
             )
         return f"An environment variable set where {project} starts is refused here."
     if r.audience == "model_config":
