@@ -139,6 +139,8 @@ class InputFinder:
                 if rest[-1:] == ["get"] and isinstance(node, ast.Call) and node.args:
                     key = _const_str(node.args[0])  # config.get("backbone_type")
                     rest = rest[:-1] + ([key] if key else [])
+                elif isinstance(node, ast.Call) and rest:
+                    rest = rest[:-1]  # `quant_config.get_name()`: a method, not a field
                 if rest[-1:] and rest[-1] in _MAPPING_METHODS:
                     rest = rest[:-1]  # `hf_config.get` itself names no field
                 return Input("model_config", ".".join(rest), part)
@@ -203,7 +205,11 @@ class InputFinder:
         except (SyntaxError, ValueError, RecursionError):
             return []
         out: list[Input] = []
+        # a called method's name (`cfg.get_name` of `cfg.get_name()`) is no field
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         for node in ast.walk(tree):
+            if id(node) in called:
+                continue
             found = self.of(node) if isinstance(node, ast.expr) else None
             if found is None:
                 found = self._model_key(node)

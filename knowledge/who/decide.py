@@ -15,6 +15,7 @@ from errkb.core.origin import Origin
 from errkb.knowledge.who.evidence import Clue, WhoKind
 
 _BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
+_FLAG = re.compile(r"--[\w-]+")
 _LINE = {
     "flag": "a server flag",
     "request_field": "a field of the request",
@@ -47,13 +48,20 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
     if origin.kind == "test":
         return "test", [Clue("test", s, "") for s in origin.chain[:1]]
     traced = origin_clues(origin)
+    linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
+    named_flag = [c for c in clues if c.kind == "flag" and "the message names" in c.text]
+    chosen = set(origin.inputs) | set(origin.path_inputs)
+    if origin.kind in _LINE and origin.kind != "flag":
+        # a message that names a flag the guard also tests addresses the user who set it
+        # ("--speculative-algorithm is not supported with ..."), whatever else the check reads
+        named = [c for c in named_flag if set(_FLAG.findall(c.text)) & chosen]
+        if named:
+            return "flag", named + traced
     if origin.kind in _LINE:  # the site's own clues of that class read best, then the chain
         own = [c for c in clues if c.kind == origin.kind]
         return origin.kind, own + traced + [
             c for c in clues if c.kind not in (origin.kind, "unknown")
         ]
-    linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
-    named_flag = [c for c in clues if c.kind == "flag" and "the message names" in c.text]
     if origin.kind == "internal":
         # a flag the ingester linked to the check (not only to the path) still decides, and so
         # does a message that names a flag: it addresses the user ("try to increase --x")

@@ -91,7 +91,7 @@ def named_inputs(
 def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
     """The first sentence: what the user did or has that leads here, or that they did not."""
     found = inputs_of(site, r, flags)
-    names = list(dict.fromkeys(found.get(r.audience, [])))
+    names = [n for n in dict.fromkeys(found.get(r.audience, [])) if n.strip()]
     if r.audience == "internal":
         path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
         text = (
