@@ -80,7 +80,6 @@ OCCURRENCES_SHOWN = 3  # the shown snapshot's occurrences in full
 CODE_LINES = 48
 CHANGES_SHOWN = 3  # timeline changes listed (the newest); a long history lists moves only
 CHANGED_IN_SHOWN = 3  # code change events listed (the newest)
-EVIDENCE_SHOWN = 6  # who hits it: the first chains of names (a loader's lookup had 15, 3.6 KB)
 POINT_SITES = 12  # timeline ranges list their sites only while that many site strings or fewer
 
 
@@ -116,9 +115,6 @@ def build_entry(
     )
     site = site_of(error, shown_occs[0])
     ex = explanation_of(site, involvements(flag_links(shown_occs[0].flags)), tl, repo, snapshots)
-    if ex.who_hits_it is not None and len(ex.who_hits_it.evidence) > EVIDENCE_SHOWN:
-        who = ex.who_hits_it
-        who.evidence_total, who.evidence = len(who.evidence), who.evidence[:EVIDENCE_SHOWN]
     related = related_errors(
         session,
         error_id=error_id,
@@ -201,7 +197,8 @@ def _sites_out(
     code_lines: int,
 ) -> list[SiteHistoryOut]:
     """The newest sites as served: the first few in full (their code versions while they fit
-    in `code_lines`), the rest with their latest line run."""
+    in `code_lines`, the newest site's newest version always), the rest with their latest line
+    run."""
     out = []
     for i, h in enumerate(histories[:SITES_LISTED]):
         site = history_out(
@@ -211,7 +208,9 @@ def _sites_out(
             versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
             line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
         )
-        site.versions = _fitting(site.versions, code_lines, lambda v: len(v.snippet.lines), 0)
+        # the newest site keeps its newest code version, whatever the budget
+        least = 1 if i == 0 else 0
+        site.versions = _fitting(site.versions, code_lines, lambda v: len(v.snippet.lines), least)
         code_lines -= sum(len(v.snippet.lines) for v in site.versions)
         out.append(site)
     return out

@@ -46,6 +46,7 @@ from errkb.service.entries.queries import (
 from errkb.service.entries.schemas import ExplanationOut
 from errkb.service.queries import DbSession as Session
 
+EVIDENCE_SHOWN = 6  # who hits it: the first chains of names (a loader's lookup had 15, 3.6 KB)
 _CONDITIONS = TypeAdapter(tuple[Condition, ...])
 _SEGMENTS = TypeAdapter(tuple[Segment, ...])
 _NOTES = TypeAdapter(SiteNotes)
@@ -116,7 +117,7 @@ def explanation_of(
     """The derived prose of one site (shared by `build_entry` and `snapshot_explanations`)."""
     if site.kind == "import":  # a failed import: told from the release's requirements
         return import_explanation(site, flags, tl, repo, snapshots)
-    return ExplanationOut.model_validate(
+    ex = ExplanationOut.model_validate(
         asdict(
             explain_error(
                 site,
@@ -131,6 +132,10 @@ def explanation_of(
             )
         )
     )
+    who = ex.who_hits_it
+    if who is not None and len(who.evidence) > EVIDENCE_SHOWN:  # the first chains, counted
+        who.evidence_total, who.evidence = len(who.evidence), who.evidence[:EVIDENCE_SHOWN]
+    return ex
 
 
 Signature = tuple[str, str]  # a body's guard and message source, as the timeline compares them
