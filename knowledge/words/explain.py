@@ -64,7 +64,8 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
     if r.audience in _WHO_LEAD:
         first = [c.text for c in r.clues if c.kind == r.audience]
         others = [c.text for c in r.clues if c.kind != r.audience]
-        reached = [c for c in first if c.endswith(")")] or first[:1]  # steps ending at an input
+        # the site's own clues, and the traced steps that end at an input
+        reached = [c for c in first if c.endswith(")") or _own_clue(c)] or first[:1]
         said = list(dict.fromkeys(_short_clue(c) for c in reached))
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
         also = [_short_clue(c) for c in others if c.endswith(")")]
@@ -104,6 +105,11 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
 
 _STOPPED = re.compile(r": (not traced|followed too far|no call(er)? of .*)$")
 _STEP = " ← "
+
+
+def _own_clue(text: str) -> bool:
+    """True for a clue of the site's own reading (not a traced chain, nor the trace's note)."""
+    return _STEP not in text and not text.startswith("no call of ") and ": " not in text
 
 
 def _short_clue(text: str) -> str:

@@ -112,8 +112,9 @@ def flag_clues(flags: list[Involvement]) -> list[str]:
         name = f.flag if f.cli else f"the setting {f.dest}"
         if f.in_condition:
             via = f" (through `{f.via}`)" if f.via else ""
-            named = ", and the message names it" if f.in_message else ""
-            out.append(f"{name} is tested by the guard{via}{named}")
+            out.append(f"{name} is tested by the guard{via}")
+            if f.in_message:
+                out.append(f"the message names {name}")
         elif f.in_message:
             out.append(f"the message names {name}")
     return out
