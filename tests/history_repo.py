@@ -9,10 +9,14 @@ import os
 import textwrap
 from pathlib import Path
 
-from errkb.core.db import make_engine, upgrade
+from sqlalchemy import text
+
+from errkb.core.db import make_engine, session_factory, upgrade
+from errkb.core.settings import Settings
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.pipeline import Job, ingest_snapshot
 from errkb.ingest.sources.folder import FolderSource
+from errkb.service.read.entries import Entry, entry_json
 
 REPO = RepoPin(name="acme/long", web_url="https://example.org/acme/long")
 MESSAGE = "The pool cannot hold more pages than the device has memory for"
@@ -74,5 +78,21 @@ def ingest_busy_history(url: str, root: Path, versions: range) -> None:
                 os.utime(path, (1_600_000_000 + n * 86_400,) * 2)
             source = FolderSource(folder, f"2.0.{n}")
             ingest_snapshot(source, REPO, REPO.extract_config(2_000_000), Job(engine, workers=1))
+    finally:
+        engine.dispose()
+
+
+def served_entry(url: str, error_id: str | None = None) -> tuple[int, Entry]:
+    """The JSON the API serves for an error (the only one when no id is given): its size in
+    bytes, and the entry it holds."""
+    engine = make_engine(url)
+    try:
+        with session_factory(engine)() as s:
+            if error_id is None:
+                error_id = s.execute(text("SELECT id FROM errors")).scalar_one()
+            body = entry_json(
+                s, error_id, key="k", snapshot=None, settings=Settings(database_url=url)
+            )
+            return len(body), Entry.model_validate_json(body)
     finally:
         engine.dispose()

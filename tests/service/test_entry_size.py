@@ -6,30 +6,14 @@ rest, and grows from 40 versions to 151 by the versions' labels only."""
 from __future__ import annotations
 
 import pytest
-from history_repo import BUSY_MESSAGE, ingest_busy_history
-from sqlalchemy import text
+from history_repo import BUSY_MESSAGE, ingest_busy_history, served_entry
 
-from errkb.core.db import make_engine, session_factory
-from errkb.core.settings import Settings
 from errkb.service.entries import build
-from errkb.service.read.entries import Entry, entry_json
+from errkb.service.read.entries import Entry
 
 # Measured 14,704 bytes on 2026-12-07; the same entry was 46,260 bytes before its lists were
 # bounded and 53,678 with a timeline point per version (the contract before ranges).
 LARGEST = 16 * 1024
-
-
-def _entry(url: str) -> tuple[int, Entry]:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as s:
-            error_id = s.execute(text("SELECT id FROM errors")).scalar_one()
-            body = entry_json(
-                s, error_id, key="k", snapshot=None, settings=Settings(database_url=url)
-            )
-            return len(body), Entry.model_validate_json(body)
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +22,9 @@ def grown(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Entry, int, En
     root = tmp_path_factory.mktemp("busy")
     url = f"sqlite:///{root / 'kb.sqlite3'}"
     ingest_busy_history(url, root / "repo", range(40))
-    short, early = _entry(url)
+    short, early = served_entry(url)
     ingest_busy_history(url, root / "repo", range(40, 151))
-    long, late = _entry(url)
+    long, late = served_entry(url)
     return short, early, long, late
 
 

@@ -7,36 +7,19 @@ import asyncio
 from pathlib import Path
 
 import httpx
-from history_repo import MESSAGE, ingest_history
-from sqlalchemy import text
+from history_repo import MESSAGE, ingest_history, served_entry
 
-from errkb.core.db import make_engine, session_factory
 from errkb.core.settings import Settings
 from errkb.service.app import create_app
-from errkb.service.read.entries import Entry, entry_json
-
-
-def _entry(url: str, error_id: str | None = None) -> tuple[int, Entry]:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine)() as s:
-            if error_id is None:
-                error_id = s.execute(text("SELECT id FROM errors")).scalar_one()
-            body = entry_json(
-                s, error_id, key="k", snapshot=None, settings=Settings(database_url=url)
-            )
-            return len(body), Entry.model_validate_json(body)
-    finally:
-        engine.dispose()
 
 
 def test_an_entry_grows_by_a_label_per_release_not_by_a_timeline_item(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'kb.sqlite3'}"
     ingest_history(url, tmp_path / "repo", range(10))
-    short, entry = _entry(url)
+    short, entry = served_entry(url)
     assert entry.message == MESSAGE
     ingest_history(url, tmp_path / "repo", range(10, 60))
-    long, entry = _entry(url, entry.id)
+    long, entry = served_entry(url, entry.id)
     tl = entry.timeline
     assert len(tl.present_in) == 60
     assert [(r.from_snapshot, r.to_snapshot, r.snapshots, r.present) for r in tl.ranges] == [
@@ -51,7 +34,7 @@ def test_an_entry_grows_by_a_label_per_release_not_by_a_timeline_item(tmp_path: 
 def test_the_page_shows_runs_with_an_anchor_per_release(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'kb.sqlite3'}"
     ingest_history(url, tmp_path / "repo", range(12))
-    _, entry = _entry(url)
+    _, entry = served_entry(url)
 
     async def page() -> str:
         app = create_app(Settings(database_url=url, data_dir=tmp_path))
