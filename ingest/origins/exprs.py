@@ -149,3 +149,13 @@ def literal_name(node: ast.Call) -> str:
     if len(node.args) >= 2 and isinstance(a := node.args[1], ast.Constant):
         return a.value if isinstance(a.value, str) and a.value.isidentifier() else ""
     return ""
+
+
+def reads_name(expr: str, name: str) -> bool:
+    """True when an expression reads the name `name` (a word inside a string is not a read)."""
+    if name not in expr:
+        return False
+    node = parse_expr(expr)
+    if node is None:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))

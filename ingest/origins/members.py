@@ -11,8 +11,8 @@ import re
 from typing import TYPE_CHECKING
 
 from errkb.ingest.origins.calls import Place, argument
-from errkb.ingest.origins.exprs import split_rest
-from errkb.ingest.origins.module_facts import Func, ModuleFacts
+from errkb.ingest.origins.exprs import reads_name, split_rest
+from errkb.ingest.origins.module_facts import IMPORT_FAILED, Func, ModuleFacts
 
 if TYPE_CHECKING:
     from errkb.ingest.origins.trace import Walk
@@ -147,3 +147,30 @@ def typed(walk: Walk, root: str, rest: str, at: Place, depth: int, step: str) ->
     if cls.lstrip("_")[:1].isupper() and member(walk, cls, attr, more, depth, step):
         return
     walk._name(root, rest, at, depth, step)
+
+
+def fallback(walk: Walk, name: str, at: Place) -> bool:
+    """True for a module-level name set where a package's import fails."""
+    assigned = walk.index.facts(at.path).globals.get(name, [])
+    return any(v.startswith(IMPORT_FAILED) for v in assigned)
+
+
+def module_global(walk: Walk, name: str, rest: str, at: Place, depth: int, step: str) -> None:
+    """A module-level name: set where a package's import fails (`except ImportError:
+    x = None`), that package's presence; else what the module assigns it."""
+    assigned = walk.index.facts(at.path).globals.get(name, [])
+    failed = [v[1:] for v in assigned if v.startswith(IMPORT_FAILED)]
+    if failed:
+        package = failed[0] or walk.index.package_of(at.path, name) or "a package"
+        walk.none_passed = True  # the fallback is what a `None` test sees
+        walk.found.append(
+            (
+                "dependency",
+                f"package: {package}",
+                f"{step}: set only when the {package} package can be imported (package: {package})",
+            )
+        )
+        return
+    own = [v for v in assigned if not reads_name(v, name)]
+    if not own or not walk._exprs(own, rest, Place(at.path, None), depth, step):
+        walk.unknown.append(f"{step}: not traced")

@@ -12,6 +12,8 @@ import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+IMPORT_FAILED = "\x02"  # marks a module-level value set where a package's import failed
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 MAX_EXPR = 300  # characters of an assigned expression kept (longer ones say little here)
 
 
@@ -56,6 +58,9 @@ class ModuleFacts:
     # `try` bodies: (first line, last line, the classes caught, what the handler does:
     # "raises", "logs" or "goes on")
     tries: list[tuple[int, int, tuple[str, ...], str]] = field(default_factory=list)
+    # module-level names -> the expressions assigned to them; one assigned where an import of
+    # a package fails (`except ImportError: x = None`) is IMPORT_FAILED + the package's name
+    globals: dict[str, list[str]] = field(default_factory=dict)
     _starts: list[int] = field(default_factory=list)
     _by_start: list[Func] = field(default_factory=list)
 
@@ -140,6 +145,7 @@ class _Collector:
         self.returns: list[list[str]] = []
         self.return_tests: list[list[str]] = []  # the `if` tests around each function's returns
         self.tests: list[str] = []  # the `if` tests around the statement, in its function
+        self.failed: list[str] = []  # the packages whose failed import the statement handles
 
     def visit(self, node: ast.AST) -> None:
         """Walk the statements of a module."""
@@ -175,12 +181,22 @@ class _Collector:
             self._try(node)
             for name in _BODIES:
                 for child in getattr(node, name, ()) or ():
-                    self.statement(child)
+                    if name == "handlers" and not self.func and _catches_import(child):
+                        self.failed.append(_imported_package(node.body))
+                        self.statement(child)
+                        self.failed.pop()
+                    else:
+                        self.statement(child)
         elif isinstance(node, ast.For | ast.AsyncFor):
             self._assigned(node.target, node.iter, each=True)  # a loop's name: the iterable's
             for name in _BODIES:
                 for child in getattr(node, name, ()) or ():
                     self.statement(child)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:  # `with open(p) as f`: `f` comes from `open(p)`
+                if item.optional_vars is not None:
+                    self._assigned(item.optional_vars, item.context_expr)
+            self.statements(node.body)
         elif isinstance(node, ast.Match):
             for case in node.cases:
                 self.statements(case.body)
@@ -273,6 +289,8 @@ class _Collector:
         )
 
     def _assigned(self, target: ast.expr, value: ast.expr | None, each: bool = False) -> None:
+        if value is not None and not self.func and not self.classes:
+            self._global(target, value)
         if value is None or not self.func:
             return
         owner, local = self.func[-1]
@@ -299,3 +317,27 @@ class _Collector:
             for t in target.elts:
                 if isinstance(t, ast.Name):
                     local.append((t.id, self.src(value)))
+
+    def _global(self, target: ast.expr, value: ast.expr) -> None:
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+        for t in names:
+            if isinstance(t, ast.Name):
+                text = IMPORT_FAILED + self.failed[-1] if self.failed else self.src(value)
+                self.facts.globals.setdefault(t.id, []).append(text)
+
+
+def _catches_import(handler: ast.excepthandler) -> bool:
+    """True for `except ImportError` (or ModuleNotFoundError, or a tuple holding one)."""
+    kind = getattr(handler, "type", None)
+    types = kind.elts if isinstance(kind, ast.Tuple) else [kind] if kind is not None else []
+    return any(getattr(t, "id", "") in _IMPORT_ERRORS for t in types)
+
+
+def _imported_package(body: list[ast.stmt]) -> str:
+    """The top package the first absolute import of a `try` body names ("" when none)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Import) and stmt.names:
+            return stmt.names[0].name.split(".")[0]
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            return stmt.module.split(".")[0]
+    return ""

@@ -17,8 +17,11 @@ from errkb.ingest.origins.kept import Kept, text_digest
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
 
 # a remembered trace: what it found (class, input, step), its internal and its unknown steps,
-# and how many callers and assignments it followed (`trace.Walk._remembered`)
-Remembered = tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], int]
+# how many callers and assignments it followed, the names it read (of the site's budget), and
+# whether it reached a `None` (`trace.Walk._remembered`)
+Remembered = tuple[
+    tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], int, int, bool
+]
 _SUPER = re.compile(r"super\((?:\w+, *self)?\)\.$")
 MAX_DEF_FILES = 40  # files read for the module-level functions of one name
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
@@ -99,22 +102,38 @@ class SnapshotIndex:
             self._calls[name] = found
         return found
 
+    def imports(self, path: str, name: str) -> bool:
+        """True when a module imports `name` with `from x import name`."""
+        return name in self._imported(path)
+
+    def foreign(self, path: str, name: str) -> bool:
+        """True when a module imports `name` from another project's module or the standard
+        library's (`from PIL import Image`), not from this project's own."""
+        root = self._imported(path).get(name, "").split(".")[0]
+        return bool(root) and root not in self._top_folders()
+
+    def _imported(self, path: str) -> dict[str, str]:
+        names = self._imports.get(path)
+        if names is None:
+            names = self._imports[path] = _imported_names(self.texts.get(path, ""))
+        return names
+
     def package_of(self, path: str, name: str) -> str:
         """The installed package a module imports `name` from (`from nixl import agent`:
         "nixl"), "" for a name it does not import so, the standard library's or the project's
         own (a folder of the snapshot)."""
-        names = self._imports.get(path)
-        if names is None:
-            names = self._imports[path] = _imported_names(self.texts.get(path, ""))
-        module = names.get(name, "")
+        module = self._imported(path).get(name, "")
         root = module.split(".")[0]
         if not root or root in sys.stdlib_module_names:
             return ""
+        return "" if root in self._top_folders() else root
+
+    def _top_folders(self) -> set[str]:
         if self._folders is None:  # the top packages: the shallowest folders with `__init__.py`
             inits = [p.split("/")[:-1] for p in self.texts if p.endswith("__init__.py")]
             top = min((len(d) for d in inits if d), default=0)
             self._folders = {d[-1] for d in inits if d and len(d) == top}
-        return "" if root in self._folders else root
+        return self._folders
 
     def facts(self, path: str) -> ModuleFacts:
         """The facts of one module (empty for a path the snapshot does not hold)."""

@@ -24,6 +24,7 @@ from errkb.ingest.origins.exprs import (
     joined,
     leaves,
     parse_expr,
+    reads_name,
     sized,
     split_rest,
 )
@@ -32,7 +33,7 @@ from errkb.ingest.origins.reads import Rules, chain_of, read_of
 from errkb.ingest.origins.snapshot_index import SnapshotIndex
 from errkb.ingest.origins.unparsed import unparsed
 
-MAX_STEPS = 80  # names followed per site
+MAX_STEPS = 120  # names followed per site (a trace replayed from memory counts its own)
 MAX_DEPTH = 6  # calls or assignments followed away from the site
 MAX_CALLERS = 6
 _SELF = frozenset({"self", "cls"})
@@ -87,7 +88,13 @@ class Walk:
         step = f"{via}`{_short(text)}`"
         if isinstance(node, ast.Constant) and node.value is None and depth:
             self.none_passed = True
-        if r.kind == "input" and r.origin is not None:
+        if (
+            r.origin == "dependency"
+            and isinstance(node, ast.Name)
+            and members.fallback(self, node.id, at)
+        ):
+            members.module_global(self, node.id, "", at, depth, step)  # `HAS_X`, set on import
+        elif r.kind == "input" and r.origin is not None:
             self.found.append((r.origin, r.name, f"{step}: {r.why} ({r.name})"))
             self.deep &= depth > 0
         elif r.kind == "internal" and isinstance(node, ast.Constant) and not _handed(via):
@@ -103,6 +110,13 @@ class Walk:
                 self._call(base, at, depth, step)  # `f(x).y`: what `f` returns, or is given
         elif r.kind == "param":
             self._name(r.name, None, at, depth, step)
+        elif (
+            r.kind == "typed"
+            and isinstance(node, ast.Call)
+            and self.index.foreign(at.path, (chain_of(node) or [""])[0])
+        ):
+            # `Image.open(p)`: another package's function, given `p`
+            self._call(node, at, depth, step)
         elif r.kind in ("self", "typed"):
             chain = chain_of(node) or []
             rest = ".".join(p for p in chain[2:]) if r.kind == "self" else ".".join(chain[1:])
@@ -149,12 +163,25 @@ class Walk:
         done = False
         args = [*node.args, *(k.value for k in node.keywords)]
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
-        if receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in _SELF):
-            args.insert(0, receiver)  # `x.f(...)` depends on `x`; `self.f(...)` on its arguments
-        for a in args[:4]:
-            for leaf in leaves(a):
-                self.visit(leaf, at, depth + 1, f"{step} <- ")
-                done = True
+        if receiver is not None and not (
+            isinstance(receiver, ast.Name)
+            and (receiver.id in _SELF or self.index.imports(at.path, receiver.id))
+        ):
+            # `x.f(...)` depends on `x`; `self.f(...)` and `ImageOps.f(...)` (a module or class
+            # imported by name) on their arguments
+            args.insert(0, receiver)
+        given = [leaf for a in args[:4] for leaf in leaves(a)]
+        values = [
+            leaf
+            for leaf in given
+            if not isinstance(leaf, ast.Constant)
+            or read_of(leaf, at.path, self.rules).kind == "input"  # "config.json"
+        ]
+        # a literal beside the values a call is given (`image.convert("RGB")`) is a setting of
+        # the call, not where its value comes from; a call of literals only is made by the code
+        for leaf in values or given:
+            self.visit(leaf, at, depth + 1, f"{step} <- ")
+            done = True
         done_by_def = False
         for path, func in self.index.functions(name)[:1] if name else []:
             done_by_def = True
@@ -202,10 +229,13 @@ class Walk:
         if depth == 0 and name in self.resolved and not is_param:
             if self._exprs([self.resolved[name]], rest or "", at, depth, step):
                 return
-        if func is not None and func.local(name):
-            if self._exprs(func.local(name), rest or "", at, depth, step):
-                return
+        # `x = x.convert(...)`: the value before is followed (the parameter, an earlier
+        # assignment), not the assignment that reads it again
+        assigned = [e for e in func.local(name) if not reads_name(e, name)] if func else []
+        if assigned and self._exprs(assigned, rest or "", at, depth, step):
+            return
         if func is not None and (at.path, func.qualname) in self.bound and name in func.params:
+            self.cuts += 1  # what this trace finds here depends on the call it came from
             return  # the call's own argument, already read where the call is
         if func is not None and name == func.star[1] and rest and rest != LEN:
             # `kwargs["x"]` of a function given `**kwargs`: what its callers pass as `x`
@@ -213,7 +243,7 @@ class Walk:
             self._passed(func, key, more, at, depth, step)
             return
         if func is None or name not in func.params:
-            self.unknown.append(f"{step}: not traced")
+            members.module_global(self, name, rest or "", at, depth, step)
             return
         self._passed(func, name, rest or "", at, depth, step)
 
@@ -227,20 +257,25 @@ class Walk:
                 self.cuts += 1
                 return
             marks = (len(self.found), len(self.internal), len(self.unknown), self.followed)
-            cuts = self.cuts
-            seen, self.seen = self.seen, set()  # what this walk saw elsewhere is no bar here
+            cuts, steps, none_passed = self.cuts, self.steps, self.none_passed
+            # what this walk saw elsewhere is no bar here, nor what this trace sees after it:
+            # a trace replayed from memory must leave the walk as running it would
+            seen, self.seen = self.seen, set()
+            self.none_passed = False
             self.active.add(key[:-1])
             work(_STEP)
             self.active.discard(key[:-1])
-            self.seen = seen | self.seen
+            self.seen = seen
             hit = (
                 tuple(self.found[marks[0] :]),
                 tuple(self.internal[marks[1] :]),
                 tuple(self.unknown[marks[2] :]),
                 self.followed - marks[3],
+                self.steps - steps,
+                self.none_passed,
             )
             del self.found[marks[0] :], self.internal[marks[1] :], self.unknown[marks[2] :]
-            self.followed = marks[3]
+            self.followed, self.steps, self.none_passed = marks[3], steps, none_passed
             if any(hit[:3]) and self.cuts == cuts:
                 # a trace cut short (the budget of this site, a cycle through a call under way)
                 # depends on where it started: it is not kept for the next site
@@ -249,6 +284,8 @@ class Walk:
         self.internal += [t.replace(_STEP, step) for t in hit[1]]
         self.unknown += [t.replace(_STEP, step) for t in hit[2]]
         self.followed += hit[3]
+        self.steps += hit[4]
+        self.none_passed |= hit[5]
 
     def _passed(self, func: Func, name: str, rest: str, at: Place, depth: int, step: str) -> None:
         """What the callers of `func` pass for its parameter (or dataclass field) `name`."""

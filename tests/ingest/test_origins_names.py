@@ -1,0 +1,126 @@
+"""The value-origin index through the names a function does not define: a module-level name (set
+where a package's import fails, or from the environment), a name reassigned from itself
+(`image = image.convert("RGB")`), a `with ... as` name, another package's function given a value,
+and a literal handed to a call beside the value it works on.
+
+Each case is a small snapshot of a few modules, and each test would fail without its rule (the
+name was "not traced", or a literal argument was taken for proof that the code builds the value).
+"""
+
+from __future__ import annotations
+
+from errkb.core.origin import Origin
+from errkb.core.records import Condition, FlagDef, Site, Snippet, Template, Vocabulary
+from errkb.ingest.origins.snapshot_origins import snapshot_origins
+
+VOCAB = Vocabulary(
+    env_helpers=("envs", "get_bool_env_var"),
+    model_config_names=("hf_config",),
+    request_classes=("p/io.py:Req",),
+)
+FLAGS = [
+    FlagDef(("--page-size",), "page_size", "int", "1", None, None, "p/args.py", 2, "dataclass")
+]
+BASE = {
+    "p/__init__.py": "",
+    "p/args.py": "class ServerArgs:\n    page_size: int = 1\n",
+    "p/io.py": "class Req:\n    image_path: str = ''\n",
+}
+
+
+def _site(path: str, line: int, qualname: str, conds: tuple[str, ...]) -> Site:
+    return Site(
+        "ValueError",
+        Template((), "none"),
+        path,
+        line,
+        line,
+        qualname,
+        tuple(Condition("if", c, True, line - 1) for c in conds),
+        Snippet(line, (), line, line),
+        "",
+    )
+
+
+def _traced(files: dict[str, str], site: Site) -> Origin:
+    origin = snapshot_origins({**BASE, **files}, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None
+    return origin
+
+
+def test_a_name_set_to_none_where_a_package_import_fails_is_that_package() -> None:
+    files = {
+        "p/quant.py": (
+            "try:\n"
+            "    from aiter.ops import gemm_a4w4\n"
+            "    HAS_AITER = True\n"
+            "except ImportError:\n"
+            "    gemm_a4w4 = None\n"
+            "    HAS_AITER = False\n"
+            "def load(layer):\n"
+            "    if gemm_a4w4 is None:\n"
+            "        raise RuntimeError('install aiter')\n"
+            "def run(layer):\n"
+            "    if not HAS_AITER:\n"
+            "        raise RuntimeError('install aiter')\n"
+        ),
+    }
+    for line, qualname, cond in ((9, "load", "gemm_a4w4 is None"), (12, "run", "not HAS_AITER")):
+        origin = _traced(files, _site("p/quant.py", line, qualname, (cond,)))
+        assert origin.kind == "dependency", origin.chain
+        assert origin.inputs == ("package: aiter",), origin.chain
+        assert "set only when the aiter package can be imported" in origin.chain[0]
+
+
+def test_a_module_level_name_is_what_the_module_assigns_it() -> None:
+    files = {
+        "p/ops.py": (
+            "from p.env import get_bool_env_var\n"
+            "_use_fast = get_bool_env_var('SGLANG_USE_FAST')\n"
+            "def run(x):\n"
+            "    if _use_fast:\n"
+            "        raise ValueError('fast path off')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/ops.py", 5, "run", ("_use_fast",)))
+    assert origin.kind == "environment", origin.chain
+    assert origin.inputs == ("env: SGLANG_USE_FAST",)
+
+
+CANVAS = {
+    "p/canvas.py": (
+        "from PIL import Image\n"
+        "def prepare(image, width):\n"
+        "    image = image.convert('RGB')\n"
+        "    if image.size[0] <= 0:\n"
+        "        raise ValueError('empty image')\n"
+        "def load(req: Req):\n"
+        "    with Image.open(req.image_path) as source_image:\n"
+        "        return prepare(source_image, 4)\n"
+    ),
+}
+
+
+def test_a_name_reassigned_from_itself_and_a_with_name_reach_the_request() -> None:
+    # `image` <- the caller's `source_image` <- `Image.open(req.image_path)` (another package's
+    # function, given the request's path); before, `image.convert('RGB')` was followed into
+    # itself and the literal 'RGB' taken for the value's origin
+    origin = _traced(CANVAS, _site("p/canvas.py", 5, "prepare", ("image.size[0] <= 0",)))
+    assert origin.kind == "request_field", origin.chain
+    assert origin.inputs == ("request: image_path",), origin.chain
+    assert not any("a literal" in step for step in origin.chain), origin.chain
+
+
+def test_a_literal_handed_to_a_call_beside_a_value_is_not_proof_of_an_internal_check() -> None:
+    files = {
+        "p/conv.py": (
+            "def crop(width):\n"
+            "    if width <= 0:\n"
+            "        raise ValueError('empty image')\n"
+            "def run(img):\n"
+            "    return crop(img.convert('RGB').width)\n"
+        ),
+    }
+    origin = _traced(files, _site("p/conv.py", 3, "crop", ("width <= 0",)))
+    assert origin.kind != "internal", origin.chain
+    assert not any("a literal" in step for step in origin.chain), origin.chain
