@@ -8,6 +8,7 @@ message, the flags and the history point to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
@@ -52,8 +53,8 @@ _WHO_LEAD: dict[str, str] = {
     "flag": "A flag you set",
     "request_field": "A field of the request you sent",
     "environment": "The environment where the server runs (an environment variable, the network)",
-    "model_config": "The model you serve: its configuration or weights",
-    "dependency": "The installed packages: one is missing or has another version",
+    "model_config": "The model you serve (its configuration or weights)",
+    "dependency": "An installed package (missing, or at another version)",
     "hardware": "The hardware, platform or parallelism settings in use",
 }
 
@@ -66,7 +67,7 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         others = [c.text for c in r.clues if c.kind != r.audience]
         # the site's own clues, and the traced steps that end at an input
         reached = [c for c in first if c.endswith(")") or _own_clue(c)] or first[:1]
-        said = list(dict.fromkeys(_short_clue(c) for c in reached))
+        said = _one_per_name(_short_clue(c) for c in reached)
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
         also = [_short_clue(c) for c in others if c.endswith(")")]
         also = [c for c in dict.fromkeys(also) if c not in said]
@@ -105,6 +106,39 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
 
 _STOPPED = re.compile(r": (not traced|followed too far|no call(er)? of .*)$")
 _STEP = " ← "
+
+
+_NAMED = re.compile(r"(`[^`]+`)(:? .*)$")
+_THROUGH = re.compile(r", read through `[^`]+`$")
+_PLURAL = {"comes": "come", "follows": "follow", "is": "are"}
+
+
+def _one_per_name(clauses: Iterable[str]) -> list[str]:
+    """The clauses, the names that end at the same input said together ("`a` and `b` follow
+    from ..."), each name once."""
+    groups: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for clause in clauses:
+        m = _NAMED.match(clause)
+        if m is None:
+            groups.setdefault(clause, [])
+            continue
+        name, reason = m.group(1), _THROUGH.sub("", m.group(2))
+        if name not in seen:
+            seen.add(name)
+            groups.setdefault(reason, []).append(name)
+    out = []
+    for reason, names in groups.items():
+        if not names:
+            out.append(reason)
+            continue
+        if len(names) > 1:
+            verb, _, more = reason.strip().partition(" ")
+            reason = f" {_PLURAL[verb]} {more}" if verb in _PLURAL else reason
+        shown = names[:3]
+        listed = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+        out.append(listed + reason)
+    return out
 
 
 def _own_clue(text: str) -> bool:

@@ -272,3 +272,21 @@ def test_a_tensor_check_that_also_reads_an_input_or_media_is_not_internal() -> N
     ).who_hits_it
     assert mixed.kind == "unknown"
     assert mixed.evidence == ("`w.dtype`, `scale`: not traced to an input",)  # no torch.float8
+
+
+def test_a_name_read_twice_is_said_once_in_one_sentence() -> None:
+    ex = explained(
+        """
+        from sglang.srt.distributed import get_tensor_model_parallel_world_size
+
+        def check(lm_head):
+            tp_size = get_tensor_model_parallel_world_size()
+            if lm_head.tp_size != tp_size or tp_size > 8:
+                raise ValueError("lm_head TP size does not match the runtime TP size")
+        """
+    )
+    text = ex.who_hits_it.text
+    assert ex.who_hits_it.kind == "hardware", text
+    assert text.count("`tp_size`") == 1, text
+    assert text.startswith("The hardware, platform or parallelism settings in use: "), text
+    assert text.count(": ") == 1 or "(--" in text, text
