@@ -31,6 +31,11 @@ _MODEL_WORDS = frozenset(
     "hidden_act torch_dtype".split()
 )
 # Properties of a tensor (torch.Tensor.is_cuda, ...): where the data is, not the platform.
+# `seq_lens_cpu`, `x_gpu`: a copy of data kept on a device, not a test of the platform
+# (`_is_cpu`, `use_cuda`, `cpu_has_amx` are)
+_PLACED = re.compile(
+    r"^(?!_?(is|has|use|on|enable|support)_)\w+_(cpu|gpu|cuda|npu|xpu|hpu|mps|musa|device)$", re.I
+)
 _TENSOR_DEVICE = frozenset({"is_cuda", "is_cpu", "is_mps", "is_xpu", "is_hpu", "is_meta"})
 _MAPPING_METHODS = frozenset({"get", "items", "keys", "values", "to_dict", "__dict__"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
@@ -163,7 +168,11 @@ class InputFinder:
                 return Input("request_field", field, part)
         if isinstance(node, ast.Attribute) and chain[-1] in _TENSOR_DEVICE and chain[0] != "torch":
             return None  # `x.is_cuda`: where a tensor lives, which the calling code chose
-        if isinstance(node, ast.Call | ast.Name | ast.Attribute) and _HARDWARE.search(chain[-1]):
+        if (
+            isinstance(node, ast.Call | ast.Name | ast.Attribute)
+            and _HARDWARE.search(chain[-1])
+            and not _PLACED.search(chain[-1])
+        ):
             return Input("hardware", chain[-1])
         return None
 

@@ -290,3 +290,28 @@ def test_a_name_read_twice_is_said_once_in_one_sentence() -> None:
     assert text.count("`tp_size`") == 1, text
     assert text.startswith("The hardware, platform or parallelism settings in use: "), text
     assert text.count(": ") == 1 or "(--" in text, text
+
+
+def test_a_copy_of_data_kept_on_the_cpu_is_not_the_hardware() -> None:
+    ex = explained(
+        """
+        def check(self):
+            if max(self.verify_lens_cpu) > self.cap:
+                raise ValueError("capped layout has a row exceeding the cap")
+        """
+    )
+    assert ex.who_hits_it.kind != "hardware", ex.who_hits_it.text
+    assert "hardware" not in ex.who_hits_it.text, ex.who_hits_it.text
+    # a test of the platform still is
+    platform = explained(
+        """
+        from sglang.srt.utils import is_cpu
+
+        _is_cpu = is_cpu()
+
+        def check(x):
+            if _is_cpu:
+                raise ValueError("not supported on CPU")
+        """
+    )
+    assert platform.who_hits_it.kind == "hardware", platform.who_hits_it.text
