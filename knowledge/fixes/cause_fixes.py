@@ -169,25 +169,24 @@ def dependency_fixes(r: Reading) -> list[Fix]:
 
 
 def _env_listing(r: Reading) -> str:
-    """ ", and the environment variables that start with SGLANG_" (the pins' prefixes)."""
+    """ "the environment variables that start with SGLANG_" (the pins' prefixes), or ""."""
     prefixes = [p for p in r.finder.vocab.env_prefixes if p]
     if not prefixes:
-        return ", and the environment variables you set for it"
-    return ", and the environment variables that start with " + " or ".join(prefixes)
+        return "the environment variables you set for it"
+    return "the environment variables that start with " + " or ".join(prefixes)
 
 
 def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
     """Report it upstream, with what to include; said as a finding only for an internal case."""
     url = f"{r.web_url.rstrip('/')}/issues/new" if r.web_url else None
     where = f" at {url}" if url else ""
-    include = (
-        f"Include the {project} version, the full command line or request, the model, and the "
-        "whole traceback"
-    )
+    items = [f"the {project} version", "the full command line or request", "the model"]
+    include = "Include " + ", ".join(items) + " and the whole traceback"
     if first:
+        listed = ", ".join([*items, "the whole traceback"]) + f" and {_env_listing(r)}"
         text = (
             f"Report it to the {project} maintainers{where}: this is a check inside {project} that "
-            f"your input did not break, so it points to a bug. {include}{_env_listing(r)}."
+            f"your input did not break, so it points to a bug. Include {listed}."
         )
     else:
         text = (

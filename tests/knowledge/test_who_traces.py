@@ -236,6 +236,11 @@ def test_a_check_of_tensors_shapes_and_devices_is_an_internal_invariant_reported
     assert ex.what_it_means.text.startswith("This is a check inside sglang")
     assert "the shape, type, layout or device of tensors the code builds" in ex.who_hits_it.text
     assert ex.solutions[0].kind == "report"
+    # what to include, listed once with one "and"
+    assert (
+        "Include the sglang version, the full command line or request, the model, the whole "
+        "traceback and the environment variables that start with SGLANG_"
+    ) in ex.solutions[0].text, ex.solutions[0].text
     asserts = [
         explained(source, exception="AssertionError")
         for source in (
