@@ -86,6 +86,7 @@ class SnapshotIndex:
         self._call_texts: dict[tuple[str, int], str] = {}
         self._supers: dict[str, list[tuple[str, int]]] | None = None  # base -> super() calls
         self._imports: dict[str, dict[str, str]] = {}
+        self._import_spots: dict[str, list[tuple[int, dict[str, str]]]] = {}
         self._folders: set[str] | None = None
 
     @classmethod
@@ -201,10 +202,49 @@ class SnapshotIndex:
                 continue  # a method is called through a receiver
             if text.startswith("def ", max(0, at - 4)) or text.startswith("class ", max(0, at - 6)):
                 continue
+            if not func.owner and before == "." and not self._module_receiver(path, at):
+                continue  # `module.f(` of a function: a method of another object (`kernel.f(`)
+            if not self._imported_here(path, at, name):
+                continue  # `from sgl_kernel import f`: another package's function of that name
             caller = self.facts(path).func_at(self.line_of(path, at))
             found.append((path, at, caller))
             if len(found) >= limit:
                 break
+        return found
+
+    def _module_receiver(self, path: str, at: int) -> bool:
+        """True when the name before `.f(` is one the module imports (a module, or a class)."""
+        text = self.texts[path]
+        start = at - 1
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        receiver = text[start : at - 1]
+        if not receiver or receiver in ("self", "cls"):
+            return False
+        return re.search(rf"\bimport\b[^\n]*\b{re.escape(receiver)}\b", text) is not None
+
+    def _imported_here(self, path: str, at: int, name: str) -> bool:
+        """False when the import of `name` nearest above a call names a module that defines no
+        function or class of that name in the snapshot (an installed package's)."""
+        module = ""
+        for offset, names in self._from_imports(path):
+            if offset > at:
+                break
+            module = names.get(name, module)
+        if not module or module.startswith("."):
+            return True
+        where = module.replace(".", "/")
+        defined = [*self.defs.get(name, ()), *self.classes.get(name, ())]
+        return any(p.removesuffix(".py").endswith(where) or f"{where}/" in p for p in defined)
+
+    def _from_imports(self, path: str) -> list[tuple[int, dict[str, str]]]:
+        """Each `from x import ...` statement of a module: (its offset, name -> module)."""
+        found = self._import_spots.get(path)
+        if found is None:
+            text = self.texts.get(path, "")
+            found = self._import_spots[path] = [
+                (m.start(), _imported_names(m.group(0))) for m in _FROM_IMPORT.finditer(text)
+            ]
         return found
 
     def _super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:

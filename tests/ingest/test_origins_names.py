@@ -124,3 +124,34 @@ def test_a_literal_handed_to_a_call_beside_a_value_is_not_proof_of_an_internal_c
     origin = _traced(files, _site("p/conv.py", 3, "crop", ("width <= 0",)))
     assert origin.kind != "internal", origin.chain
     assert not any("a literal" in step for step in origin.chain), origin.chain
+
+
+def test_calls_of_another_packages_function_or_an_objects_method_of_that_name_are_not_callers() -> (
+    None
+):
+    files = {
+        "p/topk.py": (
+            "def hash_topk(logits, ids, scale=1.0, scoring='sqrt'):\n"
+            "    if scoring != 'sqrt':\n"
+            "        raise ValueError('scoring')\n"
+            "    kernel.hash_topk(logits, ids, out, scale)\n"
+        ),
+        "p/layer.py": (
+            "from p.args import ServerArgs\n"
+            "class Layer:\n"
+            "    def __init__(self, server_args: ServerArgs, hf_config):\n"
+            "        self.scale = server_args.page_size\n"
+            "        self.scoring = hf_config.scoring_func\n"
+            "    def xpu(self, logits, ids):\n"
+            "        from sgl_kernel import hash_topk\n"
+            "        hash_topk(logits, ids, self.scale, self.scale)\n"
+            "    def forward(self, logits, ids):\n"
+            "        from p.topk import hash_topk\n"
+            "        return hash_topk(logits, ids, scoring=self.scoring)\n"
+        ),
+    }
+    origin = _traced(files, _site("p/topk.py", 3, "hash_topk", ("scoring != 'sqrt'",)))
+    # only p/layer.py's second call is of this function: the first is sgl_kernel's, and
+    # `kernel.hash_topk(` in p/topk.py is a method of another object
+    assert origin.kind == "model_config", origin.chain
+    assert origin.inputs == ("config.json: scoring_func",), origin.chain
