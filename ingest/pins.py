@@ -47,6 +47,9 @@ class RepoPin(BaseModel):
     model_config_names: tuple[str, ...] = ()  # "hf_config": names holding the model's config
     model_paths: tuple[str, ...] = ()  # globs of model code: there `config` is the model's
     model_config_bases: tuple[str, ...] = ()  # "PretrainedConfig": classes built from config.json
+    # Names of state the project decides itself as it runs ("forward_mode": the kind of batch
+    # the scheduler chose): a check that reads one is the project's own
+    internal_state: tuple[str, ...] = ()
     # [repos.glossary] swa = "sliding-window attention", kept as sorted pairs (the pin is hashable)
     glossary: tuple[tuple[str, str], ...] = ()
     # [repos.request_aliases] max_new_tokens = "max_tokens ... in the OpenAI-compatible API"
@@ -176,6 +179,7 @@ class RepoPin(BaseModel):
             model_config_names=self.model_config_names,
             model_paths=self.model_paths,
             model_config_bases=self.model_config_bases,
+            internal_state=self.internal_state,
             request_aliases=self.request_aliases,
             distributions=self.distributions,
             path_flags=self.path_flags,

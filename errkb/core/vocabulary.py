@@ -24,6 +24,8 @@ class Vocabulary:
     model_paths: tuple[str, ...] = ()  # path globs of model implementations (`config` = model's)
     # base classes of model configurations ("PretrainedConfig"): built from a model's config.json
     model_config_bases: tuple[str, ...] = ()
+    # names of state the project decides as it runs ("forward_mode"): reading one is internal
+    internal_state: tuple[str, ...] = ()
     # a request field -> what another API of the project calls it ("max_tokens" for the
     # OpenAI-compatible API's name of max_new_tokens)
     request_aliases: tuple[tuple[str, str], ...] = ()
@@ -58,6 +60,7 @@ class Vocabulary:
             model_config_names=names("model_config_names"),
             model_paths=names("model_paths"),
             model_config_bases=names("model_config_bases"),
+            internal_state=names("internal_state"),
             request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
             distributions=pairs,
             path_flags=tuple((str(k), str(v)) for k, v in (raw.get("path_flags") or {}).items()),
@@ -73,6 +76,7 @@ class Vocabulary:
             "model_config_names": list(self.model_config_names),
             "model_paths": list(self.model_paths),
             "model_config_bases": list(self.model_config_bases),
+            "internal_state": list(self.internal_state),
             "request_aliases": dict(self.request_aliases),
             "distributions": _grouped(self.distributions),
             "path_flags": dict(self.path_flags),

@@ -153,6 +153,9 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if not chain:
         return Read("unknown")
     bare = [p.removesuffix("()") for p in chain]
+    state = next((p for p in bare if p in rules.vocabulary.internal_state), "")
+    if state:  # `forward_batch.forward_mode.is_decode()`: what the project chose as it runs
+        return Read("internal", "internal", why=f"`{state}`, state the code sets as it runs")
     env = _env_read(node, chain, rules)
     if env:
         return Read("input", "environment", f"env: {env}", f"{env} is an environment variable")

@@ -17,6 +17,7 @@ VOCAB = Vocabulary(
     env_helpers=("envs", "get_bool_env_var"),
     model_config_names=("hf_config",),
     request_classes=("p/io.py:Req",),
+    internal_state=("forward_mode",),
 )
 FLAGS = [
     FlagDef(("--page-size",), "page_size", "int", "1", None, None, "p/args.py", 2, "dataclass")
@@ -155,3 +156,23 @@ def test_calls_of_another_packages_function_or_an_objects_method_of_that_name_ar
     # `kernel.hash_topk(` in p/topk.py is a method of another object
     assert origin.kind == "model_config", origin.chain
     assert origin.inputs == ("config.json: scoring_func",), origin.chain
+
+
+def test_state_the_project_sets_as_it_runs_is_internal_however_deep_its_assignments_go() -> None:
+    files = {
+        "p/batch.py": (
+            "from p.env import envs\n"
+            "class Batch:\n"
+            "    def prepare(self):\n"
+            "        if envs.SGLANG_IDLE_SYNC.get():\n"
+            "            self.forward_mode = 'extend'\n"
+            "def init(batch: Batch, inputs=None):\n"
+            "    if batch.forward_mode.is_extend():\n"
+            "        assert inputs is not None\n"
+        ),
+    }
+    site = _site("p/batch.py", 8, "init", ("batch.forward_mode.is_extend()",))
+    origin = _traced(files, site)
+    assert origin.kind == "internal", origin.chain
+    assert "env: SGLANG_IDLE_SYNC" not in origin.inputs + origin.path_inputs, origin
+    assert any("state the code sets as it runs" in step for step in origin.chain), origin.chain

@@ -302,6 +302,7 @@ def test_values_that_hold_or_fail_a_test() -> None:
 def test_the_vocabulary_comes_from_the_pins(tmp_path: Path) -> None:
     assert dict(VOCAB.glossary)["swa"] == "sliding-window attention (SWA)"
     assert VOCAB.request_classes and VOCAB.env_prefixes == ("SGLANG_", "SGL_")
+    assert "forward_mode" in VOCAB.internal_state
     assert Vocabulary.from_json(VOCAB.to_json()) == VOCAB
     bad = tmp_path / "bad.toml"
     bad.write_text('[[repos]]\nname = "a"\n[repos.glossary]\n"Bad Key" = "x"\n')
