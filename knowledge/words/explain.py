@@ -191,6 +191,8 @@ def _stopped(text: str) -> str:
         why = f"at {code(name)}, whose calls do not show what they pass"
     else:
         why = "where the source says no more"
+    if len(parts) == 1 and not m:  # a note of the trace, not a name it followed
+        return text[:1].upper() + text[1:].rstrip(".") + "."
     if len(parts) == 1:
         return f"{first} was followed no further: the trace stopped {why}."
     return f"{first} was followed back {steps}; the trace stopped {why}."

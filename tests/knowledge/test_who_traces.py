@@ -320,3 +320,42 @@ def test_a_copy_of_data_kept_on_the_cpu_is_not_the_hardware() -> None:
         """
     )
     assert platform.who_hits_it.kind == "hardware", platform.who_hits_it.text
+
+
+def test_a_message_that_states_the_hardware_or_the_weights_says_who_when_nothing_is_traced() -> (
+    None
+):
+    hardware = explained(
+        """
+        def pick_kernel(kernels):
+            if not kernels:
+                raise RuntimeError(
+                    "No MXFP8 GEMM kernel is available on this device. "
+                    "MXFP8 requires Blackwell (SM100) with FlashInfer."
+                )
+        """,
+        exception="RuntimeError",
+    )
+    assert hardware.who_hits_it.kind == "hardware", hardware.who_hits_it.text
+    assert "the message says which hardware this code needs" in hardware.who_hits_it.text
+    weights = explained(
+        """
+        def load(self, state):
+            missing, unexpected = self.load_state_dict(state, strict=True)
+            if missing or unexpected:
+                raise RuntimeError(f"audio tower weight mismatch: missing={missing}")
+        """,
+        exception="RuntimeError",
+    )
+    assert weights.who_hits_it.kind == "model_config", weights.who_hits_it.text
+    # a message about neither leaves it untold
+    plain = explained(
+        """
+        def load(self, state):
+            found = self.lookup(state)
+            if not found:
+                raise RuntimeError("nothing found")
+        """,
+        exception="RuntimeError",
+    )
+    assert plain.who_hits_it.kind == "unknown", plain.who_hits_it.text
