@@ -97,6 +97,13 @@ def solutions(
         "dependency": cause_fixes.dependency_fixes(r),
         "hardware": cause_fixes.hardware_fixes(r),
     }
+    if r.audience in by_cause and not by_cause[r.audience]:
+        # the cause's inputs as the index reached them (a flag read through a settings
+        # accessor, not linked to the guard), before any other class's fixes
+        kind = "model" if r.audience == "model_config" else r.audience
+        by_cause[r.audience] = [
+            f for f in origin_fixes.input_fixes(site.origin, project) if f.kind == kind
+        ]
     # the fixes of the cause the evidence points to first, then the others in their order
     order = sorted(by_cause, key=lambda k: k != r.audience)
     inputs = [f for k in order if k != "flag" for f in by_cause[k]]

@@ -34,7 +34,9 @@ _MODEL_WORDS = frozenset(
 # `seq_lens_cpu`, `x_gpu`: a copy of data kept on a device, not a test of the platform
 # (`_is_cpu`, `use_cuda`, `cpu_has_amx` are)
 _PLACED = re.compile(
-    r"^(?!_?(is|has|use|on|enable|support)_)\w+_(cpu|gpu|cuda|npu|xpu|hpu|mps|musa|device)$", re.I
+    r"^(?!_?(is|has|use|on|enable|support)_)\w+_(cpu|gpu|cuda|npu|xpu|hpu|mps|musa|device)$|"
+    r"(cuda|gpu|npu|hip|xpu)_(graphs?|stream|event|runner|kernel|buffer|mem|memory|tensor|ipc)",
+    re.I,
 )
 _TENSOR_DEVICE = frozenset({"is_cuda", "is_cpu", "is_mps", "is_xpu", "is_hpu", "is_meta"})
 _MAPPING_METHODS = frozenset({"get", "items", "keys", "values", "to_dict", "__dict__"})

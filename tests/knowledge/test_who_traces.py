@@ -359,3 +359,29 @@ def test_a_message_that_states_the_hardware_or_the_weights_says_who_when_nothing
         exception="RuntimeError",
     )
     assert plain.who_hits_it.kind == "unknown", plain.who_hits_it.text
+
+
+def test_the_first_solution_is_the_traced_flag_when_no_flag_is_linked_to_the_guard() -> None:
+    from dataclasses import replace
+
+    from errkb.core.origin import Origin
+
+    source = """
+        def stage(self, runner):
+            if self.topk != 1 and runner.cuda_graph_runner_for_draft_extend is not None:
+                raise ValueError("Draft-extend metadata staging requires topk=1")
+        """
+    result = extract_file(textwrap.dedent(source).encode(), SRT, EVERY)
+    (site,) = [s for s in result.sites if s.exception == "ValueError"]
+    chain = (
+        "`self.topk` <- set in W.__init__ (w.py) to `get_spec().topk`: a server setting "
+        "(--speculative-eagle-topk)",
+    )
+    site = replace(site, origin=Origin("flag", ("--speculative-eagle-topk",), chain))
+    ex = explain_error(site, [], None, project="sglang", vocabulary=VOCAB)
+    assert ex.who_hits_it.kind == "flag", ex.who_hits_it.text
+    first = ex.solutions[0]
+    assert first.kind == "flag" and "--speculative-eagle-topk" in first.text, ex.solutions
+    # a CUDA graph runner is an object the code builds, not a test of the platform
+    assert not any("GPU or platform" in s.text for s in ex.solutions), ex.solutions
+    assert "cuda_graph_runner_for_draft_extend" not in ex.who_hits_it.inputs
