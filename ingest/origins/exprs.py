@@ -135,6 +135,24 @@ def applied(expr: str, rest: str) -> str:
     return f"len({text})" if rest.endswith(LEN) else text
 
 
+def merged(expr: str, rest: str) -> list[str]:
+    """`expr` read by `rest`; a dict written out (`{**a, **b, "k": v}`) read by a key is what
+    each merged dict holds under it, or the value written for it."""
+    if not rest or not expr.lstrip().startswith("{"):
+        return [applied(expr, rest)]
+    node = parse_expr(expr)
+    if not isinstance(node, ast.Dict):
+        return [applied(expr, rest)]
+    key, more = split_rest(rest)
+    out = []
+    for k, v in zip(node.keys, node.values, strict=True):
+        if k is None:
+            out.append(applied(unparsed(v), rest))
+        elif isinstance(k, ast.Constant) and k.value == key:
+            out.append(applied(unparsed(v), more))
+    return out[::-1]  # the last written wins
+
+
 def call_base(node: ast.expr) -> ast.Call | None:
     """The call a chain is read from (`f(x)` of `f(x).y[0]`), None when it does not start with
     one or is itself the call."""

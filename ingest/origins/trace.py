@@ -19,10 +19,10 @@ from errkb.ingest.origins import members
 from errkb.ingest.origins.calls import Place, argument, hands_on, leaves_default
 from errkb.ingest.origins.exprs import (
     LEN,
-    applied,
     call_base,
     joined,
     leaves,
+    merged,
     parse_expr,
     reads_name,
     sized,
@@ -179,8 +179,14 @@ class Walk:
         ]
         # a literal beside the values a call is given (`image.convert("RGB")`) is a setting of
         # the call, not where its value comes from; a call of literals only is made by the code
+        held = (
+            set(map(id, leaves(receiver)))
+            if receiver is not None and args[:1] == [receiver]
+            else set()
+        )
         for leaf in values or given:
-            self.visit(leaf, at, depth + 1, f"{step} <- ")
+            # `x.strip().lower()`: a method of the value itself is no step away from it
+            self.visit(leaf, at, depth + (id(leaf) not in held), f"{step} <- ")
             done = True
         done_by_def = False
         for path, func in self.index.functions(name)[:1] if name else []:
@@ -211,10 +217,8 @@ class Walk:
 
     def _exprs(self, exprs: list[str], rest: str, at: Place, depth: int, step: str) -> bool:
         done = False
-        for e in exprs[:3]:
-            if not e:
-                continue
-            node = parse_expr(applied(e, rest))  # the source may span lines
+        for text in [x for e in exprs[:3] if e for x in merged(e, rest)]:
+            node = parse_expr(text)  # the source may span lines
             if node is None:
                 continue
             done = True

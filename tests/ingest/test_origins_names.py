@@ -176,3 +176,38 @@ def test_state_the_project_sets_as_it_runs_is_internal_however_deep_its_assignme
     assert origin.kind == "internal", origin.chain
     assert "env: SGLANG_IDLE_SYNC" not in origin.inputs + origin.path_inputs, origin
     assert any("state the code sets as it runs" in step for step in origin.chain), origin.chain
+
+
+def test_a_dict_written_out_is_read_by_key_through_what_it_merges() -> None:
+    files = {
+        "p/opts.py": (
+            "def build(req: Req, defaults):\n"
+            "    options = {**defaults, 'path': req.image_path}\n"
+            "    if not options.get('path'):\n"
+            "        raise ValueError('no path')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/opts.py", 4, "build", ("not options.get('path')",)))
+    assert origin.kind == "request_field", origin.chain
+    assert origin.inputs == ("request: image_path",), origin.chain
+
+
+def test_methods_of_a_value_are_no_steps_away_from_it() -> None:
+    files = {
+        "p/mode.py": (
+            "def check(options):\n"
+            "    m = str(options.get('mode', 'a')).strip().lower()\n"
+            "    if m not in ('a', 'b'):\n"
+            "        raise ValueError('mode')\n"
+            "def relay(o):\n"
+            "    return check(o)\n"
+            "def route(o):\n"
+            "    return relay(o)\n"
+            "def hop(o):\n"
+            "    return route(o)\n"
+            "def serve(req: Req):\n"
+            "    return hop({'mode': req.image_path})\n"
+        ),
+    }
+    origin = _traced(files, _site("p/mode.py", 4, "check", ("m not in ('a', 'b')",)))
+    assert origin.kind == "request_field", origin.chain
