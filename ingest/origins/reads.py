@@ -153,7 +153,7 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if not chain:
         return Read("unknown")
     bare = [p.removesuffix("()") for p in chain]
-    state = next((p for p in bare if p in rules.vocabulary.internal_state), "")
+    state = _state_read(bare, rules.vocabulary.internal_state)
     if state:  # `forward_batch.forward_mode.is_decode()`: what the project chose as it runs
         return Read("internal", "internal", why=f"`{state}`, state the code sets as it runs")
     env = _env_read(node, chain, rules)
@@ -208,6 +208,17 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if len(bare) >= 2 and not chain[0].endswith("()"):
         return Read("typed", name=".".join(bare))
     return Read("unknown")
+
+
+def _state_read(bare: list[str], names: tuple[str, ...]) -> str:
+    """The name of state the project sets as it runs that a chain reads ("forward_mode"; an
+    entry "holder.name" matches those parts in a row), "" for none."""
+    for name in names:
+        parts = name.split(".")
+        n = len(parts)
+        if any(bare[i : i + n] == parts for i in range(len(bare) - n + 1)):
+            return name
+    return ""
 
 
 def _parallel_flag(name: str, rules: Rules) -> str:

@@ -67,6 +67,9 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         others = [c.text for c in r.clues if c.kind != r.audience]
         # the site's own clues, and the traced steps that end at an input
         reached = [c for c in first if c.endswith(")") or _own_clue(c)] or first[:1]
+        # the steps that end at an input of that class first (a chain of the index carries
+        # its class on every step, even one that ends at another class's input)
+        reached.sort(key=lambda c: _MARKS[r.audience].search(c) is None)
         said = _one_per_name(_short_clue(c) for c in reached)
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
         also = [_short_clue(c) for c in others if c.endswith(")")]
@@ -108,6 +111,15 @@ _STOPPED = re.compile(r": (not traced|followed too far|no call(er)? of .*)$")
 _STEP = " ← "
 
 
+_CLAUSE = re.compile(r"^(`?[\w.]+`?) is an? ([^()]+?)(?: \(.*\))?$")
+_MARKS = {
+    "flag": re.compile(r"--[\w-]|server setting|a flag"),
+    "request_field": re.compile(r"request"),
+    "environment": re.compile(r"env: |environment variable|network"),
+    "model_config": re.compile(r"config\.json|model's configuration|checkpoint|weights"),
+    "dependency": re.compile(r"package"),
+    "hardware": re.compile(r"hardware|platform|parallel|GPU"),
+}
 _NAMED = re.compile(r"(`[^`]+`)(:? .*)$")
 _THROUGH = re.compile(r", read through `[^`]+`$")
 _PLURAL = {"comes": "come", "follows": "follow", "is": "are"}
@@ -152,7 +164,11 @@ def _short_clue(text: str) -> str:
     if len(parts) == 1:
         return text
     first = parts[0].split(": ", 1)[0]
-    return f"{first} comes from {_reason(parts[-1])}"
+    reason = _reason(parts[-1])
+    clause = _CLAUSE.match(reason)
+    if clause:  # "SGLANG_X is an environment variable (env: ...)": the environment variable
+        reason = f"the {clause.group(2)} {clause.group(1)}"
+    return f"{first} comes from {reason}"
 
 
 def _reason(step: str) -> str:

@@ -385,3 +385,29 @@ def test_the_first_solution_is_the_traced_flag_when_no_flag_is_linked_to_the_gua
     # a CUDA graph runner is an object the code builds, not a test of the platform
     assert not any("GPU or platform" in s.text for s in ex.solutions), ex.solutions
     assert "cuda_graph_runner_for_draft_extend" not in ex.who_hits_it.inputs
+
+
+def test_the_who_sentence_shows_first_the_step_that_ends_at_its_own_class() -> None:
+    from dataclasses import replace
+
+    from errkb.core.origin import Origin
+
+    source = """
+        def prep(cache_indices, B):
+            if cache_indices.shape[0] != B and FLAG:
+                raise ValueError("bad indices")
+        """
+    result = extract_file(textwrap.dedent(source).encode(), SRT, EVERY)
+    (site,) = [s for s in result.sites if s.exception == "ValueError"]
+    chain = (
+        "`B` <- passed by run (r.py) as `n` <- `is_cuda()`: the hardware in use "
+        "(hardware: the GPU or platform)",
+        "`FLAG` <- `envs.SGLANG_SYNC.get()`: SGLANG_SYNC is an environment variable "
+        "(env: SGLANG_SYNC)",
+    )
+    origin = Origin("environment", ("hardware: the GPU or platform", "env: SGLANG_SYNC"), chain)
+    ex = explain_error(replace(site, origin=origin), [], None, project="sglang", vocabulary=VOCAB)
+    text = ex.who_hits_it.text
+    assert ex.who_hits_it.kind == "environment", text
+    lead = "The environment where the server runs (an environment variable, the network): "
+    assert text.startswith(lead + "`FLAG` comes from the environment variable SGLANG_SYNC"), text
