@@ -17,7 +17,7 @@ VOCAB = Vocabulary(
     env_helpers=("envs", "get_bool_env_var"),
     model_config_names=("hf_config",),
     request_classes=("p/io.py:Req",),
-    internal_state=("forward_mode",),
+    internal_state=("forward_mode", "forward_batch.batch_size"),
 )
 FLAGS = [
     FlagDef(("--page-size",), "page_size", "int", "1", None, None, "p/args.py", 2, "dataclass")
@@ -211,3 +211,25 @@ def test_methods_of_a_value_are_no_steps_away_from_it() -> None:
     }
     origin = _traced(files, _site("p/mode.py", 4, "check", ("m not in ('a', 'b')",)))
     assert origin.kind == "request_field", origin.chain
+
+
+def test_state_named_with_its_holder_is_internal_only_through_that_holder() -> None:
+    files = {
+        "p/prep.py": (
+            "from p.env import envs\n"
+            "def prep(forward_batch, idx, req: Req):\n"
+            "    if idx.shape[0] != forward_batch.batch_size:\n"
+            "        raise ValueError('bad indices')\n"
+            "    if req.batch_size > 4:\n"
+            "        raise ValueError('too many')\n"
+        ),
+        "p/io.py": "class Req:\n    image_path: str = ''\n    batch_size: int = 1\n",
+    }
+    held = _traced(
+        files, _site("p/prep.py", 4, "prep", ("idx.shape[0] != forward_batch.batch_size",))
+    )
+    assert held.kind == "internal", held.chain
+    assert any("state the code sets as it runs" in step for step in held.chain), held.chain
+    # the same name read through the request is the request's
+    request = _traced(files, _site("p/prep.py", 6, "prep", ("req.batch_size > 4",)))
+    assert request.kind == "request_field", request.chain
