@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 
-from errkb.ingest.origins.reads import chain_of
+from errkb.ingest.origins.reads import Rules, chain_of, read_of
 from errkb.ingest.origins.unparsed import unparsed
 
 LEN = "\x01"  # ends a `rest` whose value is read for its length only
@@ -177,3 +177,21 @@ def reads_name(expr: str, name: str) -> bool:
     if node is None:
         return False
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def constant(expr: str, path: str, rules: Rules) -> bool:
+    """True for a returned expression made of literals and constants only."""
+    node = parse_expr(expr)
+    if node is None:
+        return False
+    return all(read_of(leaf, path, rules).kind == "internal" for leaf in leaves(node))
+
+
+def handed(via: str) -> bool:
+    """True when the trace went through a caller, a class's assignment or a default."""
+    return " passed by " in via or " set in " in via or " left at its default" in via
+
+
+def short(text: str) -> str:
+    """A long expression cut to 70 characters, for a step's line."""
+    return text if len(text) <= 70 else text[:67] + "..."

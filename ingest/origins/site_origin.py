@@ -39,12 +39,27 @@ def _walk(nodes: list[ast.expr], walk: Walk, at: Place) -> Walk:
     return walk
 
 
-def _decided(walk: Walk) -> tuple[OriginKind, tuple[str, ...]] | None:
+Decided = tuple[OriginKind, tuple[str, ...]]  # the class and the inputs found
+
+
+def _decided(walk: Walk, named: frozenset[str] = frozenset()) -> Decided | None:
+    """The class that decides (the first in ORDER) and the inputs found. A flag that may also
+    set the value gives way to the class of the value the message names: "architectures
+    {architectures} are not supported" is the model's, whatever flag can override them."""
     if walk.found:
         kinds = [k for k, _, _ in walk.found]
         kind = next(k for k in ORDER if k in kinds)
+        flagged = {_field(n) for k, n, _ in walk.found if k == "flag"}
+        said = [k for k, n, _ in walk.found if _field(n) in named - flagged and k != "flag"]
+        if kind == "flag" and said:
+            kind = next(k for k in ORDER if k in said)
         return kind, tuple(dict.fromkeys(n for _, n, _ in walk.found))
     return None
+
+
+def _field(name: str) -> str:
+    """The field an input's name ends at: "config.json: x" and "--x" are `x`."""
+    return name.rsplit(": ", 1)[-1].lstrip("-").replace("-", "_").rsplit(".", 1)[-1]
 
 
 def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
@@ -79,7 +94,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     chain = [s for w in (check, path) for s in [x for _, _, x in w.found] + w.internal + w.unknown]
     chain_t = tuple(chain[:8])
     path_inputs = tuple(dict.fromkeys(n for _, n, _ in path.found))
-    decided = _decided(check)
+    reported = frozenset(
+        s.text.rsplit(".", 1)[-1] for s in site.template.segments if s.kind != "text"
+    )
+    decided = _decided(check, reported)
     if decided is not None and _none_test(check_nodes) and check.deep and not check.none_passed:
         # a None test whose callers always pass a value: it cannot fire from an input
         why = "every caller passes a value, never None"
@@ -96,7 +114,7 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     if site.kind != "assert" and not own_state:
         # every test of a raise's guard is a condition the input meets, unless the check itself
         # compares only state the code builds (then the path's inputs are the way around it)
-        decided = decided or _decided(path)
+        decided = decided or _decided(path, reported)
     if decided is not None:
         return replace(
             Origin(decided[0], decided[1], chain_t, callers, path_inputs=path_inputs), caught=caught

@@ -20,11 +20,14 @@ from errkb.ingest.origins.calls import Place, argument, hands_on, leaves_default
 from errkb.ingest.origins.exprs import (
     LEN,
     call_base,
+    constant,
+    handed,
     joined,
     leaves,
     merged,
     parse_expr,
     reads_name,
+    short,
     sized,
     split_rest,
 )
@@ -82,10 +85,10 @@ class Walk:
         self.seen.add(key)
         self.steps += 1
         if isinstance(node, ast.Call) and sized(node):
-            self._length(node.args[0], at, depth, f"{via}`{_short(text)}`")
+            self._length(node.args[0], at, depth, f"{via}`{short(text)}`")
             return
         r = read_of(node, at.path, self.rules)
-        step = f"{via}`{_short(text)}`"
+        step = f"{via}`{short(text)}`"
         if isinstance(node, ast.Constant) and node.value is None and depth:
             self.none_passed = True
         if (
@@ -97,7 +100,7 @@ class Walk:
         elif r.kind == "input" and r.origin is not None:
             self.found.append((r.origin, r.name, f"{step}: {r.why} ({r.name})"))
             self.deep &= depth > 0
-        elif r.kind == "internal" and isinstance(node, ast.Constant) and not _handed(via):
+        elif r.kind == "internal" and isinstance(node, ast.Constant) and not handed(via):
             # comparing with a literal, or a local starting at one (a counter), says nothing of
             # where the value comes from; a literal a caller passes or a class sets does
             return
@@ -196,7 +199,7 @@ class Walk:
             fresh = bound not in self.bound
             self.bound.add(bound)
             done |= self._exprs(list(func.returns), "", place, depth, f"{step} <- returned as ")
-            if func.return_tests and all(_constant(r, path, self.rules) for r in func.returns):
+            if func.return_tests and all(constant(r, path, self.rules) for r in func.returns):
                 # it returns one of its constants: the tests that pick one choose the value
                 tests = list(func.return_tests)
                 done |= self._exprs(tests, "", place, depth, f"{step} <- returned when ")
@@ -343,20 +346,3 @@ class Walk:
             self._exprs([default], rest, at, depth, f"{step} <- left at its default, ")
         elif not read:  # the calls pass it by *args, or cannot be read
             self.unknown.append(f"{step}: no call of {func.qualname} shows what it gets")
-
-
-def _constant(expr: str, path: str, rules: Rules) -> bool:
-    """True for a returned expression made of literals and constants only."""
-    node = parse_expr(expr)
-    if node is None:
-        return False
-    return all(read_of(leaf, path, rules).kind == "internal" for leaf in leaves(node))
-
-
-def _handed(via: str) -> bool:
-    """True when the trace went through a caller, a class's assignment or a default."""
-    return " passed by " in via or " set in " in via or " left at its default" in via
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 70 else text[:67] + "..."

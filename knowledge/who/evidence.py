@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from errkb.core.origin import USER_KINDS, OriginKind
 from errkb.core.records import Condition
 from errkb.knowledge.origins.inputs import Input, name_chain
+from errkb.knowledge.who.said import message_says
 
 # The classes of who hits an error are the classes of where a guard's values come from, and win
 # in the same order when a guard reads several: what a user changes first.
@@ -72,20 +73,6 @@ _TENSOR_PROPERTIES = frozenset(
 )
 _MEDIA = re.compile(r"audio|image|video|frame|pixel|waveform|speech", re.I)
 _LIBRARIES = frozenset({"torch"})  # whose attributes a guard compares with are constants
-# A message that states the hardware a check needs ("requires Blackwell (SM100)", "is not
-# available on this device"), or that reports a checkpoint's weights ("missing weights",
-# "unexpected keys"): said by the project, not guessed from a variable's name
-_HARDWARE_NEED = re.compile(
-    r"\b(?:requires?|needs?|only|supported|available|support)\b[^.]*?\b(?:sm\s*\d{2,3}\w?|"
-    r"compute capability|hopper|blackwell|ampere|volta|gpus?|cuda|rocm|npu|xpu|hpu|gfx\d+)\b|"
-    r"\bon this (?:device|gpu|platform|hardware)\b",
-    re.I,
-)
-_WEIGHT_WORDS = re.compile(
-    r"\b(?:weights?|checkpoint|state[_ ]dict)\b[^.]*?\b(?:missing|unexpected|mismatch|not found)\b|"
-    r"\b(?:missing|unexpected)\b[^.]*?\b(?:weights?|keys?|parameters?)\b",
-    re.I,
-)
 _TENSOR_STATE = "the shape, type, layout or device of tensors the code builds itself"
 # A method that asks the batch's forward mode (decode, extend, ...): scheduling state.
 _MODE_PREDICATE = re.compile(r"^is_\w+$")
@@ -240,11 +227,9 @@ def clues(
         e in t for t in site_info.handlers for e in _IMPORT_ERRORS
     ):
         found.append(Clue("dependency", "it is raised when a package cannot be imported"))
-    if not found:  # what the message itself says the check is about
-        if _HARDWARE_NEED.search(site_info.message):
-            found.append(Clue("hardware", "the message says which hardware this code needs"))
-        elif _WEIGHT_WORDS.search(site_info.message):
-            found.append(Clue("model_config", "the message is about the checkpoint's weights"))
+    said = message_says(site_info.message) if not found else None
+    if said is not None:  # what the message itself says the check is about
+        found.append(Clue(*said))
     out: list[Clue] = []
     for c in found:
         if c not in out:

@@ -9,8 +9,11 @@ name was "not traced", or a literal argument was taken for proof that the code b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from errkb.core.origin import Origin
-from errkb.core.records import Condition, FlagDef, Site, Snippet, Template, Vocabulary
+from errkb.core.records import Condition, FlagDef, Segment, Site, Snippet, Template, Vocabulary
+from errkb.ingest.origins.kept import forget
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 
 VOCAB = Vocabulary(
@@ -233,3 +236,25 @@ def test_state_named_with_its_holder_is_internal_only_through_that_holder() -> N
     # the same name read through the request is the request's
     request = _traced(files, _site("p/prep.py", 6, "prep", ("req.batch_size > 4",)))
     assert request.kind == "request_field", request.chain
+
+
+def test_a_flag_that_may_also_set_a_value_gives_way_to_the_class_the_message_names() -> None:
+    files = {
+        "p/registry.py": (
+            "from p.args import ServerArgs\n"
+            "def resolve(architectures):\n"
+            "    if architectures not in ('A',):\n"
+            "        raise ValueError(f'Model architectures {architectures} are not supported')\n"
+            "def load(hf_config):\n"
+            "    return resolve(hf_config.architectures)\n"
+            "def override(server_args: ServerArgs):\n"
+            "    return resolve(server_args.page_size)\n"
+        ),
+    }
+    site = _site("p/registry.py", 4, "resolve", ("architectures not in ('A',)",))
+    named = replace(site, template=Template((Segment("placeholder", "architectures"),), "f"))
+    assert _traced(files, site).kind == "flag"  # the first class in ORDER
+    forget()  # the origin kept for the site by its key (the same file, another message)
+    origin = _traced(files, named)
+    assert origin.kind == "model_config", origin
+    assert "--page-size" in origin.inputs  # still named among the inputs
