@@ -4,8 +4,10 @@ real extractor and explained with the default pins' vocabulary (no database)."""
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
+from errkb.core.origin import Origin
 from errkb.core.records import ExtractConfig
 from errkb.ingest.extract import extract_file
 from errkb.ingest.pins import load_pins
@@ -17,10 +19,15 @@ EVERY = ExtractConfig(exceptions=("*",), asserts=True, lookups=("params_dict",))
 SRT = "python/sglang/srt/layers/example.py"
 
 
-def explained(source: str, path: str = SRT, exception: str = "ValueError") -> Explanation:
-    """The explanation of the one site of `exception` the source raises."""
+def explained(
+    source: str, path: str = SRT, exception: str = "ValueError", origin: Origin | None = None
+) -> Explanation:
+    """The explanation of the one site of `exception` the source raises; `origin`, when given,
+    is what the value-origin index found for it."""
     result = extract_file(textwrap.dedent(source).encode(), path, EVERY)
     (site,) = [s for s in result.sites if s.exception == exception]
+    if origin is not None:
+        site = replace(site, origin=origin)
     return explain_error(site, [], None, project="sglang", vocabulary=VOCAB)
 
 
@@ -362,23 +369,16 @@ def test_a_message_that_states_the_hardware_or_the_weights_says_who_when_nothing
 
 
 def test_the_first_solution_is_the_traced_flag_when_no_flag_is_linked_to_the_guard() -> None:
-    from dataclasses import replace
-
-    from errkb.core.origin import Origin
-
     source = """
         def stage(self, runner):
             if self.topk != 1 and runner.cuda_graph_runner_for_draft_extend is not None:
                 raise ValueError("Draft-extend metadata staging requires topk=1")
         """
-    result = extract_file(textwrap.dedent(source).encode(), SRT, EVERY)
-    (site,) = [s for s in result.sites if s.exception == "ValueError"]
     chain = (
         "`self.topk` <- set in W.__init__ (w.py) to `get_spec().topk`: a server setting "
         "(--speculative-eagle-topk)",
     )
-    site = replace(site, origin=Origin("flag", ("--speculative-eagle-topk",), chain))
-    ex = explain_error(site, [], None, project="sglang", vocabulary=VOCAB)
+    ex = explained(source, origin=Origin("flag", ("--speculative-eagle-topk",), chain))
     assert ex.who_hits_it.kind == "flag", ex.who_hits_it.text
     first = ex.solutions[0]
     assert first.kind == "flag" and "--speculative-eagle-topk" in first.text, ex.solutions
@@ -388,17 +388,11 @@ def test_the_first_solution_is_the_traced_flag_when_no_flag_is_linked_to_the_gua
 
 
 def test_the_who_sentence_shows_first_the_step_that_ends_at_its_own_class() -> None:
-    from dataclasses import replace
-
-    from errkb.core.origin import Origin
-
     source = """
         def prep(cache_indices, B):
             if cache_indices.shape[0] != B and FLAG:
                 raise ValueError("bad indices")
         """
-    result = extract_file(textwrap.dedent(source).encode(), SRT, EVERY)
-    (site,) = [s for s in result.sites if s.exception == "ValueError"]
     chain = (
         "`B` <- passed by run (r.py) as `n` <- `is_cuda()`: the hardware in use "
         "(hardware: the GPU or platform)",
@@ -406,7 +400,7 @@ def test_the_who_sentence_shows_first_the_step_that_ends_at_its_own_class() -> N
         "(env: SGLANG_SYNC)",
     )
     origin = Origin("environment", ("hardware: the GPU or platform", "env: SGLANG_SYNC"), chain)
-    ex = explain_error(replace(site, origin=origin), [], None, project="sglang", vocabulary=VOCAB)
+    ex = explained(source, origin=origin)
     text = ex.who_hits_it.text
     assert ex.who_hits_it.kind == "environment", text
     lead = "The environment where the server runs (an environment variable, the network): "
