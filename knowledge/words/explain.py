@@ -72,10 +72,11 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         reached.sort(key=lambda c: _MARKS[r.audience].search(c) is None)
         said = _one_per_name(_short_clue(c) for c in reached)
         text = f"{_WHO_LEAD[r.audience]}: " + "; ".join(said[:3]) + "."
-        also = [_short_clue(c) for c in others if c.endswith(")")]
-        also = [c for c in dict.fromkeys(also) if c not in said]
-        if also:
-            text += " The check also reads " + "; ".join(also[:2]) + "."
+        names = {m.group(1) for c in said if (m := _NAMED.match(c))}
+        also = _one_per_name(_short_clue(c) for c in others if c.endswith(")"))
+        also = [c for c in also if c not in said and not _said_name(c, names)]
+        if also:  # "Also, `y` comes from ...": names of another class the check reads
+            text += " Also, " + "; ".join(also[:2]) + "."
     elif r.audience == "test":
         text = (
             f"The project's own tests: {r.clues[0].code} is test code, run by the project's "
@@ -151,6 +152,12 @@ def _one_per_name(clauses: Iterable[str]) -> list[str]:
         listed = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
         out.append(listed + reason)
     return out
+
+
+def _said_name(clause: str, names: set[str]) -> bool:
+    """True when a clause starts with a name already said."""
+    m = _NAMED.match(clause)
+    return m is not None and m.group(1) in names
 
 
 def _own_clue(text: str) -> bool:

@@ -405,3 +405,22 @@ def test_the_who_sentence_shows_first_the_step_that_ends_at_its_own_class() -> N
     assert ex.who_hits_it.kind == "environment", text
     lead = "The environment where the server runs (an environment variable, the network): "
     assert text.startswith(lead + "`FLAG` comes from the environment variable SGLANG_SYNC"), text
+
+
+def test_another_class_the_check_reads_is_said_after_also_once_per_name() -> None:
+    source = """
+        from sglang.srt.distributed import get_tensor_model_parallel_world_size
+
+        def check(self):
+            if self.mode == "cpu" and get_tensor_model_parallel_world_size() != 1:
+                raise ValueError("not yet support tp_size!=1")
+        """
+    chain = (
+        "`self.mode` <- set in O.__init__ (o.py) to `get_exec().offload_mode`: a server "
+        "setting (--offload-mode)",
+    )
+    ex = explained(source, origin=Origin("flag", ("--offload-mode",), chain))
+    text = ex.who_hits_it.text
+    assert ex.who_hits_it.kind == "flag", text
+    assert "The check also reads" not in text, text
+    assert " Also, `get_tensor_model_parallel_world_size()` follows from the parallelism" in text
