@@ -276,17 +276,27 @@ class SnapshotIndex:
             out += [(path, at) for at in self._scans[path].calls.get(alias, ())][:limit]
         return out[:limit]
 
-    def functions(self, name: str) -> list[tuple[str, Func]]:
-        """Module-level functions of that name in the snapshot (at most three)."""
-        out: list[tuple[str, Func]] = []
-        for path in list(dict.fromkeys(self.defs.get(name, ())))[:MAX_DEF_FILES]:
-            # the files that define methods of that name come first as often as not
-            func = self.facts(path).funcs.get(name)
+    def called(self, path: str, name: str) -> tuple[str, Func] | None:
+        """The module-level function a call of `name` in module `path` runs: the module's own,
+        else the one its `from x import name` names, else one in the module's own package (a
+        relative import), else the first of that name anywhere. A same-named function of an
+        unrelated module is not the one called."""
+        defs = list(dict.fromkeys(self.defs.get(name, ())))
+        module = self._imported(path).get(name, "").replace(".", "/")
+        package = path.rpartition("/")[0] + "/"
+        ranked = sorted(
+            defs,
+            key=lambda p: (
+                p != path,
+                not module or not (p.removesuffix(".py").endswith(module) or f"{module}/" in p),
+                not p.startswith(package),
+            ),
+        )
+        for candidate in ranked[:MAX_DEF_FILES]:
+            func = self.facts(candidate).funcs.get(name)
             if func is not None:
-                out.append((path, func))
-                if len(out) == 3:
-                    break
-        return out
+                return candidate, func
+        return None
 
     def class_facts(self, name: str) -> list[tuple[str, ModuleFacts]]:
         """The modules that define a class of that name, with their facts."""

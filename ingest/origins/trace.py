@@ -192,7 +192,8 @@ class Walk:
             self.visit(leaf, at, depth + (id(leaf) not in held), f"{step} <- ")
             done = True
         done_by_def = False
-        for path, func in self.index.functions(name)[:1] if name else []:
+        called = self.index.called(at.path, name) if name else None
+        for path, func in [called] if called is not None else []:
             done_by_def = True
             place = Place(path, func)
             bound = (path, func.qualname)

@@ -258,3 +258,34 @@ def test_a_flag_that_may_also_set_a_value_gives_way_to_the_class_the_message_nam
     origin = _traced(files, named)
     assert origin.kind == "model_config", origin
     assert "--page-size" in origin.inputs  # still named among the inputs
+
+
+def test_a_call_runs_the_function_its_module_defines_or_imports_not_a_namesake() -> None:
+    # `get_backend` is defined in three modules: an unrelated one that sorts first returns a
+    # constant; the module the check imports it from returns a flag; the check's own module
+    # defines its own (in `q/own.py`), which returns the environment variable.
+    files = {
+        "a/__init__.py": "",
+        "a/aaa.py": "BACKEND = 'auto'\ndef get_backend():\n    return BACKEND\n",
+        "p/ctx.py": "def get_backend(server_args):\n    return server_args.page_size\n",
+        "p/check.py": (
+            "from p.ctx import get_backend\n"
+            "def run(server_args):\n"
+            "    if get_backend(server_args) > 4:\n"
+            "        raise ValueError('too big')\n"
+        ),
+        "q/__init__.py": "",
+        "q/own.py": (
+            "from envs import envs\n"
+            "def get_backend():\n"
+            "    return envs.SGLANG_BACKEND.get()\n"
+            "def run():\n"
+            "    if get_backend() == 'x':\n"
+            "        raise ValueError('no x')\n"
+        ),
+    }
+    imported = _traced(files, _site("p/check.py", 4, "run", ("get_backend(server_args) > 4",)))
+    assert imported.kind == "flag" and imported.inputs == ("--page-size",), imported.chain
+    own = _traced(files, _site("q/own.py", 6, "run", ("get_backend() == 'x'",)))
+    assert own.kind == "environment", own.chain
+    assert own.inputs == ("env: SGLANG_BACKEND",), own.chain
