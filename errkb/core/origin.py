@@ -33,6 +33,12 @@ USER_KINDS: tuple[OriginKind, ...] = (
     "hardware",
 )
 
+# The first step of a check that never runs: it sits under `if TYPE_CHECKING:`, true only for a
+# type checker.
+NEVER_RUNS = "under `if TYPE_CHECKING:`, which only a type checker reads: it never runs"
+# The first step of a method body that only raises NotImplementedError.
+UNIMPLEMENTED = "a method this class leaves unimplemented, reached by the code"
+
 
 @dataclass(frozen=True)
 class Origin:

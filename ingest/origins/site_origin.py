@@ -9,7 +9,7 @@ import ast
 import re
 from dataclasses import replace
 
-from errkb.core.origin import Origin, OriginKind
+from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED, Origin, OriginKind
 from errkb.core.records import Site
 from errkb.ingest.origins.exprs import leaves, parse_expr
 from errkb.ingest.origins.module_facts import Func
@@ -66,6 +66,8 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     """Where the values a site's guard reads come from (None for the project's own tests)."""
     if in_tests(site.path) or site.kind == "import":
         return None
+    if any(c.kind == "if" and c.holds and _TYPE_CHECKING.match(c.expr) for c in site.conditions):
+        return Origin("internal", (), (NEVER_RUNS,))
     facts = index.facts(site.path)
     func = facts.funcs.get(site.qualname) or facts.func_at(site.line)
     resolved = {k: v for c in site.conditions for k, v in c.resolved}
@@ -86,7 +88,7 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     unguarded = not any(c.kind in ("if", "elif", "while", "case") for c in site.conditions)
     if site.exception == "NotImplementedError" and unguarded and site.kind == "raise":
         # a method body that only raises: the class the code chose does not implement it
-        check.internal.append("a method this class leaves unimplemented, reached by the code")
+        check.internal.append(UNIMPLEMENTED)
     if site.kind == "assert" and not check.found and not path.found and not check.internal:
         # an assert whose values reach no input: the project's own invariant
         check.internal.append("an assert whose values reach no input that could be traced")
@@ -144,6 +146,7 @@ _DEBUG = re.compile(
     r"(?i)debug|sanity|invariant|validate|strict|canary|_assert\b|assert$|checker|"
     r"enable[-_]\w*check\b"
 )
+_TYPE_CHECKING = re.compile(r"^(typing\.)?TYPE_CHECKING$")
 _NETWORK = re.compile(
     r"ConnectionError|RequestException|Timeout|URLError|HTTPError|ConnectTimeout|socket\.error|"
     r"ClientError|ProtocolError|SSLError|HfHubHTTPError|LocalEntryNotFoundError"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, DerivedItems, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.fixes.commands import trigger_args
@@ -82,6 +83,13 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
             f"The project's own tests: {r.clues[0].code} is test code, run by the project's "
             "test suite and not by a server or a program using the library, so it fails when "
             "a test fails."
+        )
+    elif r.audience == "internal" and any(NEVER_RUNS in c.text for c in r.clues):
+        text = "Nobody: this check never runs, because it sits under `if TYPE_CHECKING:`."
+    elif r.audience == "internal" and any(UNIMPLEMENTED in c.text for c in r.clues):
+        text = (
+            "Nobody's input: the class in use leaves this method unimplemented, so reaching it "
+            "points to a gap in the code for that setup, not to a value you gave."
         )
     elif r.audience == "internal":
         searched = [c.text for c in r.clues if "followed; none reaches an input" in c.text]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
@@ -94,6 +95,22 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
     names = [n for n in dict.fromkeys(found.get(r.audience, [])) if n.strip()]
     if r.audience == "internal":
         path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
+        chain = site.origin.chain if site.origin else ()
+        if chain[:1] == (NEVER_RUNS,):
+            return (
+                f"This check never runs: it sits under `if TYPE_CHECKING:`, which is true only "
+                f"for a type checker, so {project} skips it when it runs. An error with this text "
+                "comes from another place."
+            )
+        if UNIMPLEMENTED in chain:
+            text = (
+                f"No value you gave broke a check here: {project} called a method that the "
+                "class in use leaves unimplemented, so this points to a gap in "
+                f"{project} for your setup."
+            )
+            if path:
+                text += f" Which class is used is chosen by {_listed([_plain(p) for p in path])}."
+            return text
         text = (
             f"This is a check inside {project}, and your input did not break it: the values it "
             f"compares are built by {project} itself, so reaching it points to a bug in "

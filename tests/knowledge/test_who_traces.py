@@ -10,6 +10,7 @@ from pathlib import Path
 from errkb.core.origin import Origin
 from errkb.core.records import ExtractConfig
 from errkb.ingest.extract import extract_file
+from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import Explanation, explain_error
 
@@ -424,3 +425,49 @@ def test_another_class_the_check_reads_is_said_after_also_once_per_name() -> Non
     assert ex.who_hits_it.kind == "flag", text
     assert "The check also reads" not in text, text
     assert " Also, `get_tensor_model_parallel_world_size()` follows from the parallelism" in text
+
+
+def _indexed(source: str, exception: str) -> Explanation:
+    """The explanation of the source's one site of `exception`, with the origin the value-origin
+    index traces for it over a snapshot of that one module."""
+    text = textwrap.dedent(source)
+    result = extract_file(text.encode(), SRT, EVERY)
+    (site,) = [s for s in result.sites if s.exception == exception]
+    (origin,) = snapshot_origins({SRT: text}, [site], [], VOCAB)
+    return explained(source, exception=exception, origin=origin)
+
+
+def test_a_check_under_type_checking_says_it_never_runs() -> None:
+    ex = _indexed(
+        """
+        from typing import TYPE_CHECKING
+        from sglang.srt.environ import envs
+
+        def pool(p):
+            if TYPE_CHECKING:
+                assert envs.SGLANG_POOL.get() == 2
+            return p
+        """,
+        "AssertionError",
+    )
+    assert ex.who_hits_it.kind == "internal"
+    assert ex.what_it_means.text.startswith("This check never runs: it sits under `if TYPE_")
+    assert "never runs" in ex.who_hits_it.text and "SGLANG_POOL" not in ex.who_hits_it.text
+
+
+def test_a_method_left_unimplemented_is_not_called_a_comparison_of_values() -> None:
+    ex = _indexed(
+        """
+        class Engine:
+            def pause(self):
+                raise NotImplementedError()
+
+        def stop(engine: Engine):
+            engine.pause()
+        """,
+        "NotImplementedError",
+    )
+    assert ex.who_hits_it.kind == "internal"
+    meaning = ex.what_it_means.text
+    assert "leaves unimplemented" in meaning and "values it compares" not in meaning
+    assert "values it compares" not in ex.who_hits_it.text
