@@ -84,6 +84,11 @@ class Kept:
         self.store = store
         self._new: dict[str, dict[bytes, bytes]] = {table: {} for table in _KEEP}
 
+    def detach(self) -> None:
+        """Read and write no store from now on (in a forked copy of the process, which must
+        not use the store's connection)."""
+        self.store = None
+
     def _get(self, table: str, keys: Sequence[bytes]) -> dict[bytes, object]:
         held = _MEMORY[table]
         found = {k: held[k] for k in keys if k in held}

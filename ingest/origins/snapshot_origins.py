@@ -19,6 +19,7 @@ from errkb.ingest.origins.module_facts import ModuleFacts
 from errkb.ingest.origins.reads import Rules, classes_named
 from errkb.ingest.origins.site_origin import origin_of
 from errkb.ingest.origins.snapshot_index import SnapshotIndex, in_tests
+from errkb.ingest.origins.split import traced
 
 Texts = Mapping[str, str] | Callable[[], Mapping[str, str]]
 # Module facts of many texts at once, with their stored form (`module_facts.facts_of_texts`,
@@ -59,8 +60,12 @@ def snapshot_origins(
             for digest, (facts, encoded) in zip(todo, made, strict=True):
                 kept.add_facts(digest, facts, encoded)
         rules = _rules(index, flags, vocabulary, flag_classes)
-        for key, site in missing.items():
-            origin = origin_of(site, index, rules)
+        origins = traced(
+            list(missing.values()),
+            lambda site: origin_of(site, index, rules),
+            kept.detach,  # the forked helper reads no store: an SQLite connection stays here
+        )
+        for key, origin in zip(missing, origins, strict=True):
             if origin is not None:
                 found[key] = origin
                 kept.add_origin(key, origin)
