@@ -1,6 +1,6 @@
 """What a message itself says a check is about, when nothing in the code is traced to an input:
-the hardware it needs, or a checkpoint's weights. Said by the project in its own words, not
-guessed from a variable's name.
+the hardware it needs, a checkpoint's weights, or the command-line option to change. Said by
+the project in its own words, not guessed from a variable's name.
 """
 
 from __future__ import annotations
@@ -24,10 +24,24 @@ _WEIGHT_WORDS = re.compile(
 )
 
 
-def message_says(message: str) -> tuple[Literal["hardware", "model_config"], str] | None:
+# A command-line option the message names ("Point --component_paths.vae at the weights"): the
+# message tells the user which setting to change, even one the flag catalog does not hold
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
+
+
+def message_says(
+    message: str,
+) -> tuple[Literal["hardware", "model_config", "flag"], str] | None:
     """(the class, the clue's words) of what the message says the check is about, or None."""
     if _HARDWARE_NEED.search(message):
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):
         return "model_config", "the message is about the checkpoint's weights"
+    if flags := message_flags(message):
+        return "flag", f"the message names {flags[0]}"
     return None
+
+
+def message_flags(message: str) -> list[str]:
+    """The command-line options a message names, in order, each once."""
+    return list(dict.fromkeys(_FLAG.findall(message)))

@@ -15,6 +15,7 @@ from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
+from errkb.knowledge.who.said import message_flags
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading
 
@@ -128,6 +129,9 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
         if names:
             what = "that setting" if len(names) == 1 else "that combination"
             return f"You started {project} with {_listed(names)}, and this code refuses {what}."
+        named = message_flags(site.template.literal_text)
+        if named:
+            return f"The value you gave {named[0]} when you started {project} is refused here."
         return f"A setting you started {project} with is refused here."
     if r.audience == "request_field":
         if names:

@@ -14,7 +14,7 @@ _IMPERATIVES = frozenset(
     "drop use set pass remove disable enable specify provide install upgrade downgrade update "
     "increase decrease reduce lower choose select add change switch run try consider make "
     "ensure check avoid unset turn rename configure call define register give supply restart "
-    "reinstall export move replace fix convert refer see".split()
+    "reinstall export move replace fix convert refer see point launch start load download".split()
 )
 _ADVICE_PHRASES = (
     "please ",

@@ -471,3 +471,24 @@ def test_a_method_left_unimplemented_is_not_called_a_comparison_of_values() -> N
     meaning = ex.what_it_means.text
     assert "leaves unimplemented" in meaning and "values it compares" not in meaning
     assert "values it compares" not in ex.who_hits_it.text
+
+
+def test_a_message_that_names_an_option_is_that_option_when_nothing_is_traced() -> None:
+    ex = _indexed(
+        """
+        class Decode:
+            def decode(self, latents):
+                if not hasattr(self.vae, "decode_chunk"):
+                    raise ValueError(
+                        "Streaming decode needs a causal VAE. "
+                        "Point --component_paths.vae at the causal VAE weights when streaming."
+                    )
+                return latents
+        """,
+        "ValueError",
+    )
+    assert ex.who_hits_it.kind == "flag", ex.who_hits_it
+    assert "the message names --component_paths.vae" in ex.who_hits_it.evidence
+    assert ex.what_it_means.text.startswith("The value you gave --component_paths.vae when")
+    first = ex.solutions[0]
+    assert first.kind == "advice" and first.text.startswith("Point --component_paths.vae at")
