@@ -9,6 +9,8 @@ wheel's files and the release's sites, then times, in this process, round by rou
   history ingested in one run (the next release shares most of its files); the sites traced;
 - cold on the pool: the same as cold, with the module facts of every file made at once on
   `--workers` parse processes (as the pipeline does) before the trace;
+- the same traced in this one process: the sites' trace not split with a forked copy
+  (`ingest/origins/split.py`), the baseline of the split;
 - from the store: a fresh process's view (nothing in memory) of a store that a first run filled
   (`ingest/origin_store.py` in a temporary folder), as when the same releases go into a second
   database, or are ingested again.
@@ -38,7 +40,7 @@ from sqlalchemy import select
 from errkb.core.db import make_engine, session_factory
 from errkb.core.models import Error, Flag, Occurrence, Snapshot
 from errkb.ingest.origin_store import OriginStore
-from errkb.ingest.origins import kept
+from errkb.ingest.origins import kept, split
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
 from errkb.ingest.pipeline import facts_maker
@@ -119,7 +121,14 @@ def main() -> None:
             )
         )
 
-    times: dict[str, list[float]] = {"base": [], "cold": [], "pool": [], "files": [], "store": []}
+    times: dict[str, list[float]] = {
+        "base": [],
+        "cold": [],
+        "pool": [],
+        "files": [],
+        "one": [],
+        "store": [],
+    }
     results: dict[str, list[object]] = {}
     with tempfile.TemporaryDirectory(prefix="errkb-bench-origins-") as folder:
         for _ in range(args.rounds):
@@ -133,6 +142,12 @@ def main() -> None:
                 times["pool"].append(_timed(run))
             kept.forget("origins")  # the scans and facts stay
             times["files"].append(_timed(lambda: results.__setitem__("files", index())))
+            kept.forget("origins")
+            at_least, split.SPLIT_SITES = split.SPLIT_SITES, 10**9
+            try:
+                times["one"].append(_timed(lambda: results.__setitem__("one", index())))
+            finally:
+                split.SPLIT_SITES = at_least
             kept.forget()
             with OriginStore(Path(folder)) as store:
                 index(store)  # fills the store (its first round only: the rest is kept)
@@ -142,13 +157,16 @@ def main() -> None:
                 times["store"].append(_timed(run))
         size = os.path.getsize(Path(folder) / "origins.sqlite3")
     found = Counter(o.kind if o is not None else "test code" for o in results["cold"])  # type: ignore[attr-defined]
-    same = all(results[k] == results["cold"] for k in ("pool", "files", "store"))
+    same = all(results[k] == results["cold"] for k in ("pool", "files", "one", "store"))
     b = statistics.median(times["base"])
     print(f"{args.release}: {len(texts):,} files, {len(sites):,} sites; load {os.getloadavg()}")
     print(_said("baseline: ast.parse of every file", times["base"], b))
     print(_said("origin index, cold", times["cold"], b))
     print(_said(f"  the same, facts on {args.workers} processes", times["pool"], b))
     print(_said("origin index, scans and facts kept", times["files"], b))
+    one = statistics.median(times["one"])
+    print(_said("  the same traced in one process", times["one"], b))
+    print(f"  two processes against one: {statistics.median(times['files']) / one:.2f}x")
     print(_said("origin index, from the store", times["store"], b))
     print(f"the store: {size / 1e6:.1f} MB; the same origins every way: {same}")
     for kind, n in found.most_common():
