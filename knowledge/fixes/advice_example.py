@@ -41,7 +41,9 @@ _NEGATION = re.compile(r"\b(?:not|never|n't)\s+(?:\w+\s+){0,2}$", re.I)
 _TRUE, _FALSE = frozenset({"true", "1", "on", "yes"}), frozenset({"false", "0", "off", "no"})
 _NOT_VALUES = frozenset(
     "a an the at to be one any some value values it this that for of and or with as in on "
-    "instead".split()
+    "instead during when while if unless until before after since then so but because by from "
+    "into onto also only too here there first explicitly accordingly together server startup "
+    "flag option argument".split()
 )
 
 

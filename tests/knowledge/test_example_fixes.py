@@ -33,6 +33,7 @@ FLAGS = [
     _flag("--speculative-eagle-topk", "Optional[int]"),
     _flag("--enable-unified-memory", "bool"),
     _flag("--moe-runner-backend", "str", ("auto", "triton", "hpc_ops")),
+    _flag("--lora-target-modules", "Optional[List[str]]"),
 ]
 
 
@@ -100,6 +101,12 @@ def test_an_advised_removal_is_in_the_before_line_only(text: str, dropped: list[
 )
 def test_advice_without_an_exact_accepted_value_gives_no_example(text: str) -> None:
     assert _example(text) is None
+
+
+@pytest.mark.parametrize("word", ["during", "when", "before", "explicitly"])
+def test_a_word_of_the_sentence_after_a_flag_is_not_its_value(word: str) -> None:
+    found = _example(f"Please specify `--lora-target-modules` {word} server startup.")
+    assert found is None or word not in found[1], found
 
 
 def test_a_constant_without_a_known_value_is_said_in_words() -> None:
