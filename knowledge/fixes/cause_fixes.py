@@ -130,12 +130,20 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     else:
         needs = hardware.capability([n for g in r.groups for n in g])
         said = hardware.stated(r.site.template)
-        if needs:
-            text += f" The code needs a GPU of {needs}."
         if said:
-            text += f" The message states what it accepts: “{said}”"
-        if not (needs or said):
-            text += " Run on hardware for which that test does not hold."
+            text = f"Run it on hardware this code supports; the message says: “{said}”"
+            text += "" if said.endswith((".", "!", "?")) else "."
+        elif needs:
+            text = f"Run it on a GPU of {needs}."
+        else:
+            text = "Run it on hardware for which the check shown below does not hold."
+        origin = r.site.origin
+        chooser = [n for n in (origin.path_inputs if origin else ()) if n.startswith("--")]
+        if chooser:
+            text += (
+                f" On this machine, start it with another value of {chooser[0]}, so that this "
+                "code is not used."
+            )
     prov: tuple[Provenance, ...] = _PROV
     if not parallel and hardware.stated(r.site.template):
         prov = ("derived:conditions", "derived:message")

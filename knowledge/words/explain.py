@@ -131,7 +131,7 @@ _MARKS = {
 }
 _NAMED = re.compile(r"(`[^`]+`)(:? .*)$")
 _THROUGH = re.compile(r", read through `[^`]+`$")
-_PLURAL = {"comes": "come", "follows": "follow", "is": "are"}
+_PLURAL = {"comes": "come", "follows": "follow", "is": "are", "tells": "tell", "tests": "test"}
 
 
 def _one_per_name(clauses: Iterable[str]) -> list[str]:

@@ -15,6 +15,7 @@ from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED
 from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
+from errkb.knowledge.origins.hardware import stated as hardware_stated
 from errkb.knowledge.who.said import message_flags
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading
@@ -57,8 +58,13 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
         if f.in_condition and f.cli:
             out.setdefault("flag", []).append(f.flag)
     for i in r.inputs:
-        out.setdefault(i.kind, []).append(i.name)
-    return out
+        # `get_device_capability`, `is_cuda`: a test of the machine, said as what it tests
+        name = _PLATFORM if i.kind == "hardware" else i.name
+        out.setdefault(i.kind, []).append(name)
+    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
+
+
+_PLATFORM = "the GPU or platform"
 
 
 def named_inputs(
@@ -161,6 +167,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             )
         return "The model you serve has a configuration or weights this code does not accept."
     if r.audience == "hardware":
+        if names == [_PLATFORM]:
+            message_need = hardware_stated(site.template)
+            return "The GPU or platform you run on is not one this code supports" + (
+                "." if message_need else ", as the check below shows."
+            )
         if names:
             return (
                 f"The hardware or parallelism you run with is not what this code supports "

@@ -201,9 +201,10 @@ def test_advice_in_backticks_with_choices_given_as_an_expression() -> None:
 )
 def test_a_hardware_check_says_what_the_code_accepts(expr: str, text: str, said: str) -> None:
     ex = explain_error(_guarded(expr, text), [], None, project="sglang")
-    hardware = [f.text for f in ex.solutions if f.text.startswith("This depends on the GPU")]
+    hardware = [f.text for f in ex.solutions if f.text.startswith("Run it on")]
     assert hardware and said in hardware[0], [f.text for f in ex.solutions]
-    assert "Run on hardware for which that test does not hold" not in hardware[0]
+    assert ex.solutions[0].text == hardware[0]  # what to do, first
+    assert "for which the check shown below does not hold" not in hardware[0]
 
 
 def test_a_caught_error_in_a_retry_loop_says_the_code_goes_on_with_the_next_pass() -> None:
