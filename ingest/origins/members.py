@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from errkb.ingest.origins.calls import Place, argument
 from errkb.ingest.origins.exprs import reads_name, split_rest
-from errkb.ingest.origins.module_facts import IMPORT_FAILED, Func, ModuleFacts
+from errkb.ingest.origins.module_facts import IMPORT_FAILED, SET_WHEN, Func, ModuleFacts
 
 if TYPE_CHECKING:
     from errkb.ingest.origins.trace import Walk
@@ -171,6 +171,10 @@ def module_global(walk: Walk, name: str, rest: str, at: Place, depth: int, step:
             )
         )
         return
-    own = [v for v in assigned if not reads_name(v, name)]
-    if not own or not walk._exprs(own, rest, Place(at.path, None), depth, step):
+    own = [v for v in assigned if not v.startswith(SET_WHEN) and not reads_name(v, name)]
+    module = Place(at.path, None)
+    if not own or not walk._exprs(own, rest, module, depth, step):
         walk.unknown.append(f"{step}: not traced")
+    tests = [v[1:] for v in assigned if v.startswith(SET_WHEN)]
+    if tests:  # the module's own `if` chooses the value: what it tests chooses it too
+        walk._exprs(list(dict.fromkeys(tests)), "", module, depth, f"{step} <- set when ")

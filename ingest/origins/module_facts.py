@@ -13,6 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 IMPORT_FAILED = "\x02"  # marks a module-level value set where a package's import failed
+SET_WHEN = "\x03"  # marks the module-level `if` test under which a module-level name is set
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 MAX_EXPR = 300  # characters of an assigned expression kept (longer ones say little here)
 
@@ -323,7 +324,11 @@ class _Collector:
         for t in names:
             if isinstance(t, ast.Name):
                 text = IMPORT_FAILED + self.failed[-1] if self.failed else self.src(value)
-                self.facts.globals.setdefault(t.id, []).append(text)
+                assigned = self.facts.globals.setdefault(t.id, [])
+                assigned.append(text)
+                tests = " and ".join(x for x in self.tests[-2:] if x)
+                if tests and not self.failed:  # `if _is_cuda: ... else: f = None`
+                    assigned.append(SET_WHEN + tests)
 
 
 def _catches_import(handler: ast.excepthandler) -> bool:

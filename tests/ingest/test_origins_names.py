@@ -289,3 +289,24 @@ def test_a_call_runs_the_function_its_module_defines_or_imports_not_a_namesake()
     own = _traced(files, _site("q/own.py", 6, "run", ("get_backend() == 'x'",)))
     assert own.kind == "environment", own.chain
     assert own.inputs == ("env: SGLANG_BACKEND",), own.chain
+
+
+def test_a_module_level_name_set_under_the_modules_own_if_follows_its_test() -> None:
+    # `pick = None` unless the platform is CUDA: the platform chooses the value
+    files = {
+        "p/utils.py": "def is_cuda():\n    return True\n",
+        "p/indexer.py": (
+            "from p.utils import is_cuda\n"
+            "_is_cuda = is_cuda()\n"
+            "if _is_cuda:\n"
+            "    from p.kernels import pick\n"
+            "else:\n"
+            "    pick = None\n"
+            "def run(n):\n"
+            "    if pick is None:\n"
+            "        raise ValueError('CUDA only')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/indexer.py", 9, "run", ("pick is None",)))
+    assert origin.kind == "hardware", origin.chain
+    assert any("set when" in step and "_is_cuda" in step for step in origin.chain), origin.chain
