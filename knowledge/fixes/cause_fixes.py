@@ -68,6 +68,12 @@ def model_fixes(r: Reading) -> list[Fix]:
     if not model and not tested:
         return []
     fields = [i.name for i in model if i.name]
+    if not fields:  # the names the guard reads that are named after config.json fields
+        fields = [
+            c.code.rsplit(".", 1)[-1]
+            for c in r.clues
+            if c.kind == "model_config" and c.code and c.code.replace(".", "").isidentifier()
+        ]
     names = ", ".join(dict.fromkeys(fields)) or "its configuration"
     text = f"Check the model's config.json ({names})"
     values = _accepted(r, "model_config")
@@ -138,7 +144,11 @@ def hardware_fixes(r: Reading) -> list[Fix]:
         else:
             text = "Run it on hardware for which the check shown below does not hold."
         origin = r.site.origin
-        chooser = [n for n in (origin.path_inputs if origin else ()) if n.startswith("--")]
+        chooser = [
+            n
+            for n in (origin.path_inputs if origin and r.audience == "hardware" else ())
+            if n.startswith("--")
+        ]
         if chooser:
             text += (
                 f" On this machine, start it with another value of {chooser[0]}, so that this "

@@ -16,7 +16,7 @@ from errkb.knowledge.words import message
 
 _HARDWARE_WORDS = re.compile(
     r"\b(?:sm\s*(?:[<>=]=?\s*)?\d{2,3}\w?\+?|compute capabilit(?:y|ies)|hopper|blackwell|ampere|"
-    r"volta|turing|gpus?|cuda|rocm|hip|npu|xpu|hpu|mps|cpu|musa|platform|device|gfx\d+)\b",
+    r"volta|turing|gpus?|cuda|rocm|hip|npu|xpu|hpu|mps|cpu|musa|platform|device|gfx\d+)\b(?!-)",
     re.I,
 )
 _CAPABILITY = re.compile(r"capabilit|get_device_sm|sm_version|device_sm\b", re.I)

@@ -21,7 +21,9 @@ InputKind = Literal["request_field", "environment", "model_config", "hardware"]
 
 _ENV_READERS = ("getenv", "environ.get", "environ.setdefault")
 _HARDWARE = re.compile(
-    r"(^|_)(is_)?(cuda|hip|rocm|npu|xpu|hpu|mps|musa|cpu|gpu|sm\d+|blackwell|hopper|ampere|"
+    # a test of the machine by its own name (`_is_cuda`, `get_device_capability`), not a setting
+    # that mentions one (`direct_gpu_weight_loading`)
+    r"^_?(is_|has_|on_|get_)?(cuda|hip|rocm|npu|xpu|hpu|mps|musa|cpu|gpu|sm\d+|blackwell|hopper|ampere|"
     r"device_capability|get_device_name|flashinfer_available|cuda_alike)(_|$)",
     re.I,
 )
@@ -35,7 +37,8 @@ _MODEL_WORDS = frozenset(
 # (`_is_cpu`, `use_cuda`, `cpu_has_amx` are)
 _PLACED = re.compile(
     r"^(?!_?(is|has|use|on|enable|support)_)\w+_(cpu|gpu|cuda|npu|xpu|hpu|mps|musa|device)$|"
-    r"(cuda|gpu|npu|hip|xpu)_(graphs?|stream|event|runner|kernel|buffer|mem|memory|tensor|ipc)",
+    r"(cuda|gpu|npu|hip|xpu)_(graphs?|stream|event|runner|kernel|buffer|mem|memory|tensor|ipc)|"
+    r"offload|resident|pin_memory",
     re.I,
 )
 _TENSOR_DEVICE = frozenset({"is_cuda", "is_cpu", "is_mps", "is_xpu", "is_hpu", "is_meta"})

@@ -13,8 +13,8 @@ from typing import Literal
 # "unexpected keys"): said by the project, not guessed from a variable's name
 _HARDWARE_NEED = re.compile(
     r"\b(?:requires?|needs?|only|supported|available|support)\b[^.]*?\b(?:sm\s*\d{2,3}\w?|"
-    r"compute capability|hopper|blackwell|ampere|volta|gpus?|cuda|rocm|npu|xpu|hpu|gfx\d+)\b|"
-    r"\bon this (?:device|gpu|platform|hardware)\b",
+    r"compute capability|hopper|blackwell|ampere|volta|gpus?|cuda|rocm|npu|xpu|hpu|gfx\d+)\b(?!-)|"
+    r"\bon this (?:device|gpu|platform|hardware)\b|\b(?:cuda|rocm|hip|npu|xpu|hpu|gpu)[- ]only\b",
     re.I,
 )
 _WEIGHT_WORDS = re.compile(

@@ -492,3 +492,16 @@ def test_a_message_that_names_an_option_is_that_option_when_nothing_is_traced() 
     assert ex.what_it_means.text.startswith("The value you gave --component_paths.vae when")
     first = ex.solutions[0]
     assert first.kind == "advice" and first.text.startswith("Point --component_paths.vae at")
+
+
+def test_a_setting_that_mentions_the_gpu_is_not_the_hardware() -> None:
+    ex = explained(
+        """
+        class Loader:
+            def check(self):
+                if self.direct_gpu_weight_loading and self.should_cpu_offload_component("dit"):
+                    raise ValueError("direct loading needs a GPU-resident DiT; turn offload off")
+        """
+    )
+    assert "the GPU or platform" not in ex.who_hits_it.inputs, ex.who_hits_it
+    assert not any(s.text.startswith("Run it on") for s in ex.solutions), ex.solutions
