@@ -169,6 +169,10 @@ def main() -> None:
     print(f"  two processes against one: {statistics.median(times['files']) / one:.2f}x")
     print(_said("origin index, from the store", times["store"], b))
     print(f"the store: {size / 1e6:.1f} MB; the same origins every way: {same}")
+    for k in ("pool", "files", "one", "store"):
+        differ = [i for i, (a, c) in enumerate(zip(results[k], results["cold"])) if a != c]
+        if differ:
+            print(f"  {k}: {len(differ):,} sites differ from cold, first {sites[differ[0]].path}")
     for kind, n in found.most_common():
         print(f"  {kind:14} {100 * n / len(sites):5.1f}% ({n:,})")
 

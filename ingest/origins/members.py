@@ -144,8 +144,17 @@ def typed(walk: Walk, root: str, rest: str, at: Place, depth: int, step: str) ->
     if cls in walk.rules.request_types and attr in walk.rules.request_fields:
         walk.found.append(("request_field", f"request: {attr}", f"{step}: a request field"))
         return
-    if cls.lstrip("_")[:1].isupper() and member(walk, cls, attr, more, depth, step):
-        return
+    if cls.lstrip("_")[:1].isupper():
+        found, unknown = len(walk.found) + len(walk.internal), len(walk.unknown)
+        if member(walk, cls, attr, more, depth, step):
+            added = walk.unknown[unknown:]
+            if len(walk.found) + len(walk.internal) > found or not added:
+                return
+            if not all(u.endswith(" found") and ": no caller of " in u for u in added):
+                return
+            # the class is built where no call shows it (a decoder: `msgspec.convert(d, type=C)`,
+            # `C(**fields)`): what the function's callers pass says more
+            del walk.unknown[unknown:]
     walk._name(root, rest, at, depth, step)
 
 

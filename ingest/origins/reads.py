@@ -38,6 +38,9 @@ _PARALLEL = re.compile(
 _DEPENDENCY = re.compile(
     r"^_?is_\w+_available$|__version__|^(parse_)?version$|_version$|^HAS_|^has_\w+_(kernel|lib)$"
 )
+_MACHINE = re.compile(
+    r"pin_memory|cuda|gpu|npu|xpu|hpu|cpu|amx|avx|device|fp8_hw|nvlink|rdma", re.I
+)
 _TENSOR = frozenset(
     "shape ndim dim size numel stride is_contiguous storage_offset dtype is_floating_point "
     "device is_cuda is_cpu layout data_ptr element_size nbytes itemsize".split()
@@ -182,6 +185,9 @@ def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
         return Read("input", "hardware", "hardware: the GPU or platform", "the hardware in use")
     if any(_PARALLEL.search(p) for p in bare[-2:]):
         return Read("input", "hardware", _parallel_flag(last, rules), "a parallelism size")
+    if any(_DEPENDENCY.search(p) for p in bare) and _MACHINE.search(last):
+        # `is_pin_memory_available()`, `_is_cpu_amx_available`: what the machine has
+        return Read("input", "hardware", "hardware: the GPU or platform", "the hardware in use")
     if any(_DEPENDENCY.search(p) for p in bare):
         return Read(
             "input", "dependency", f"package: {last}", "an installed package or its version"

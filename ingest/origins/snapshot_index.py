@@ -30,10 +30,19 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|con
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 
 
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.M)
+
+
 def _imported_names(text: str) -> dict[str, str]:
-    """The names a module imports with `from x import a, b as c`: name -> module (absolute
-    imports only)."""
+    """The names a module imports with `from x import a, b as c` (name -> module, absolute
+    imports only) and with `import x.y as z` (z -> x.y; `import x.y` binds x)."""
     out: dict[str, str] = {}
+    for m in _IMPORT.finditer(text):
+        for part in m.group(1).split(","):
+            words = part.split()
+            if words:
+                bound = words[0] if len(words) == 3 else words[0].split(".")[0]
+                out[words[-1] if len(words) == 3 else bound] = bound
     for m in _FROM_IMPORT.finditer(text):
         for part in m.group(2).strip("()").split(","):
             words = part.split("#")[0].split()

@@ -164,7 +164,8 @@ class Walk:
         """A call's value: what the called function returns, else what it is given."""
         name = node.func.id if isinstance(node.func, ast.Name) else ""
         done = False
-        args = [*node.args, *(k.value for k in node.keywords)]
+        # keywords beside positional arguments set how it works (`dtype=`), not its value
+        args = [*node.args] or [k.value for k in node.keywords]
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
         if receiver is not None and not (
             isinstance(receiver, ast.Name)

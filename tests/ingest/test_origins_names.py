@@ -310,3 +310,68 @@ def test_a_module_level_name_set_under_the_modules_own_if_follows_its_test() -> 
     origin = _traced(files, _site("p/indexer.py", 9, "run", ("pick is None",)))
     assert origin.kind == "hardware", origin.chain
     assert any("set when" in step and "_is_cuda" in step for step in origin.chain), origin.chain
+
+
+def test_a_typed_value_no_constructor_call_shows_is_followed_through_the_callers() -> None:
+    # `Sampler` is built by a decoder (`msgspec.convert(..., type=Sampler)`), never by a call of
+    # the class: what `_validate`'s caller passes shows where it comes from, through the
+    # function of a plainly imported module
+    files = {
+        "p/sampler.py": (
+            "import msgspec\n"
+            "class Sampler:\n"
+            "    t: float = 1.0\n"
+            "def _validate(sampler: Sampler):\n"
+            "    if sampler.t <= 0:\n"
+            "        raise ValueError('t must be positive')\n"
+            "def parse(hf_config):\n"
+            "    sampler = msgspec.convert(hf_config.sampler, type=Sampler)\n"
+            "    _validate(sampler)\n"
+        ),
+    }
+    origin = _traced(files, _site("p/sampler.py", 6, "_validate", ("sampler.t <= 0",)))
+    assert origin.kind == "model_config", origin.chain
+    assert origin.inputs == ("config.json: sampler",), origin.chain
+
+
+def test_a_plainly_imported_module_is_another_packages() -> None:
+    from errkb.ingest.origins.snapshot_index import SnapshotIndex
+
+    text = "import msgspec\nimport torch.nn.functional as F\nimport p.args\nfrom p import io\n"
+    index = SnapshotIndex.of([*BASE.items(), ("p/use.py", text)])
+    assert index.foreign("p/use.py", "msgspec") and index.foreign("p/use.py", "F")
+    assert index.imports("p/use.py", "msgspec")  # a receiver named by an import
+    assert not index.foreign("p/use.py", "p") and not index.foreign("p/use.py", "io")
+
+
+def test_keywords_beside_a_calls_arguments_are_not_where_its_value_comes_from() -> None:
+    # `pin_memory=` sets how the tensor is made; its data is the request's
+    files = {
+        "p/batch.py": (
+            "import torch\n"
+            "from envs import envs\n"
+            "from p.io import Req\n"
+            "def lens(req: Req):\n"
+            "    pin = envs.SGLANG_PIN.get()\n"
+            "    seq = torch.tensor(req.image_path, dtype=torch.int64, pin_memory=pin)\n"
+            "    if seq.sum() > 4:\n"
+            "        raise ValueError('too long')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/batch.py", 8, "lens", ("seq.sum() > 4",)))
+    assert origin.kind == "request_field", origin.chain
+    assert origin.inputs == ("request: image_path",), origin.chain
+
+
+def test_a_package_test_of_the_machine_is_the_hardware() -> None:
+    files = {
+        "p/pool.py": (
+            "from p.utils import is_pin_memory_available\n"
+            "def alloc(n):\n"
+            "    if not is_pin_memory_available():\n"
+            "        raise RuntimeError('pinned memory is needed')\n"
+        ),
+        "p/utils.py": "def is_pin_memory_available():\n    return True\n",
+    }
+    origin = _traced(files, _site("p/pool.py", 4, "alloc", ("not is_pin_memory_available()",)))
+    assert origin.kind == "hardware", origin.chain
