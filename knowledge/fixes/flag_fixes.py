@@ -93,7 +93,9 @@ def flag_fixes_of(
     for f in ordered:
         esc = escape(f)
         if esc is not None:
-            lead = "" if f.required else "Alternatively (one of several ways the guard holds): "
+            # a flag the error needs only on one of its ways: one way out of several
+            first = not any(o.command for o in out)
+            lead = "" if f.required else "One way out: " if first else "Another way out: "
             text = lead + esc.text[:1].lower() + esc.text[1:] if lead else esc.text
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag, command=esc.command))
         else:

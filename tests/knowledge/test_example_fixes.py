@@ -289,3 +289,23 @@ def test_an_environment_variable_compared_with_a_value_gets_the_line_that_sets_i
     )
     assert ex.example_fix is not None, [f.text for f in ex.solutions]
     assert (ex.example_fix.before, ex.example_fix.after) == (before, after)
+
+
+def test_flags_on_several_ways_of_a_guard_are_ways_out_each_said_once() -> None:
+    def flag(name: str) -> Involvement:
+        d = FlagDef((name,), name[2:].replace("-", "_"), "int", "1", None, "help", "a.py", 1, "x")
+        return Involvement(
+            name, d.dest, ("condition",), "other", "> 1", f"cfg.{d.dest} > 1", definition=d
+        )
+
+    guard = "cfg.dcp_size > 1 or cfg.attn_cp_size > 1"
+    site = dataclasses.replace(
+        _site(Segment("text", "no context parallelism")),
+        conditions=(Condition("if", guard, True, 1),),
+    )
+    flags = [flag("--dcp-size"), flag("--attn-cp-size")]
+    ex = explain_error(site, flags, None, project="sglang", launch_command=LAUNCH)
+    ways = [s.text for s in ex.solutions if s.kind == "flag"]
+    assert ways[0].startswith("One way out: run with"), ways
+    assert ways[1].startswith("Another way out: run with"), ways
+    assert not any("Alternatively" in w for w in ways)
