@@ -105,10 +105,17 @@ def spurious_flag_link(text: str, flag: str | None) -> bool:
     return not any(dest in q for q in quoted)
 
 
+_PINNED = re.compile(r"\b([A-Za-z][\w.-]*)==([\w.+-]+)")
+
+
 def version_example(ex: ExplanationOut) -> tuple[bool, bool]:
-    """(the example fix is a version change, it is backed by a history fact)."""
+    """(the example fix is a version change, it is backed by a history fact). A failed import's
+    fix keeps the release and adds the package it needs (`pip install 'sglang==0.5.23'
+    'aiter'`): no version change."""
     fix = ex.example_fix
     if fix is None or not fix.before.startswith("pip install"):
+        return False, False
+    if dict(_PINNED.findall(fix.before)) == dict(_PINNED.findall(fix.after)):
         return False, False
     return True, "derived:history" in fix.provenance and "gone in" in (fix.note or "")
 
