@@ -170,7 +170,9 @@ def main() -> None:
     print(_said("origin index, from the store", times["store"], b))
     print(f"the store: {size / 1e6:.1f} MB; the same origins every way: {same}")
     for k in ("pool", "files", "one", "store"):
-        differ = [i for i, (a, c) in enumerate(zip(results[k], results["cold"])) if a != c]
+        differ = [
+            i for i, (a, c) in enumerate(zip(results[k], results["cold"], strict=True)) if a != c
+        ]
         if differ:
             print(f"  {k}: {len(differ):,} sites differ from cold, first {sites[differ[0]].path}")
     for kind, n in found.most_common():
