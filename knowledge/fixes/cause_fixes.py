@@ -67,7 +67,13 @@ def model_fixes(r: Reading) -> list[Fix]:
     tested = tests_of(r, "model_config")
     if not model and not tested:
         return []
-    fields = [i.name for i in model if i.name]
+    origin = r.site.origin
+    # the config.json fields the index traced the values to, else the names the guard reads
+    fields = [
+        n.split(": ", 1)[1]
+        for n in (origin.inputs if origin else ())
+        if n.startswith("config.json: ")
+    ] or [i.name for i in model if i.name]
     if not fields:  # the names the guard reads that are named after config.json fields
         fields = [
             c.code.rsplit(".", 1)[-1]

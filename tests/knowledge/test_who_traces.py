@@ -505,3 +505,18 @@ def test_a_setting_that_mentions_the_gpu_is_not_the_hardware() -> None:
     )
     assert "the GPU or platform" not in ex.who_hits_it.inputs, ex.who_hits_it
     assert not any(s.text.startswith("Run it on") for s in ex.solutions), ex.solutions
+
+
+def test_a_model_fix_names_the_config_field_the_index_traced_not_the_attribute() -> None:
+    source = """
+        class Backend:
+            def check(self):
+                if self.model_config.head_dim_v != 512:
+                    raise ValueError(f"requires d_v=512, got {self.model_config.head_dim_v}")
+        """
+    chain = (
+        "`self.model_config.head_dim_v` <- ...: the model's configuration (config.json: v_head_dim)",
+    )
+    ex = explained(source, origin=Origin("model_config", ("config.json: v_head_dim",), chain))
+    (fix, *_) = [s for s in ex.solutions if s.kind == "model"]
+    assert "config.json (v_head_dim)" in fix.text, fix.text
