@@ -514,9 +514,7 @@ def test_a_model_fix_names_the_config_field_the_index_traced_not_the_attribute()
                 if self.model_config.head_dim_v != 512:
                     raise ValueError(f"requires d_v=512, got {self.model_config.head_dim_v}")
         """
-    chain = (
-        "`self.model_config.head_dim_v` <- ...: the model's configuration (config.json: v_head_dim)",
-    )
+    chain = ("`self.model_config.head_dim_v`: the model's configuration (config.json: v_head_dim)",)
     ex = explained(source, origin=Origin("model_config", ("config.json: v_head_dim",), chain))
     (fix, *_) = [s for s in ex.solutions if s.kind == "model"]
     assert "config.json (v_head_dim)" in fix.text, fix.text
