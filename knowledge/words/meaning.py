@@ -9,6 +9,7 @@ list of conditions is not repeated here: the entry shows it under its own headin
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 
 from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED
@@ -24,9 +25,14 @@ MAX_NAMED = 3  # inputs named in one sentence
 _SHORT_DOC_WORDS = 5  # a docstring this short restates the function's name
 
 
-def _listed(names: list[str]) -> str:
+def _listed(names: list[str], last: str = "and") -> str:
     names = list(dict.fromkeys(names))[:MAX_NAMED]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {last} " + names[-1]
+
+
+# The exceptions a failed reading of a value raises: a site raised while handling one reports
+# a value that could not be read
+_UNREADABLE = re.compile(r"DecodeError|ParseError|ValueError|TypeError|SyntaxError|YAMLError|TOML")
 
 
 def _code(name: str) -> str:
@@ -132,6 +138,13 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             "fails, not while a server or a program using the library runs."
         )
     if r.audience == "flag":
+        if names and any(
+            c.kind == "except" and _UNREADABLE.search(c.expr) for c in site.conditions
+        ):
+            # raised where reading a value failed (`json.JSONDecodeError` caught): the value
+            # given is malformed, not a combination refused
+            given = _listed(names, "or")
+            return f"The value you gave {given} when you started {project} could not be read."
         if names:
             what = "that setting" if len(names) == 1 else "that combination"
             return f"You started {project} with {_listed(names)}, and this code refuses {what}."

@@ -518,3 +518,24 @@ def test_a_model_fix_names_the_config_field_the_index_traced_not_the_attribute()
     ex = explained(source, origin=Origin("model_config", ("config.json: v_head_dim",), chain))
     (fix, *_) = [s for s in ex.solutions if s.kind == "model"]
     assert "config.json (v_head_dim)" in fix.text, fix.text
+
+
+def test_a_flag_value_that_could_not_be_parsed_is_said_so_not_a_refused_combination() -> None:
+    source = """
+        import json
+
+        def parse(server_args):
+            text = server_args.disaggregation_ib_device or server_args.mooncake_ib_device
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                raise ValueError(f"Invalid JSON mapping: {text}")
+        """
+    chain = ("`text`: a server setting (--disaggregation-ib-device)",)
+    origin = Origin("flag", ("--disaggregation-ib-device", "--mooncake-ib-device"), chain)
+    meaning = explained(source, origin=origin).what_it_means.text
+    assert meaning.startswith(
+        "The value you gave --disaggregation-ib-device or --mooncake-ib-device when you started "
+        "sglang could not be read."
+    ), meaning
+    assert "combination" not in meaning
