@@ -1,6 +1,6 @@
 """What a message itself says a check is about, when nothing in the code is traced to an input:
-the hardware it needs, a checkpoint's weights, or the command-line option to change. Said by
-the project in its own words, not guessed from a variable's name.
+the hardware it needs, a checkpoint's weights, the data a request sent, or the option to change.
+Said by the project in its own words, not guessed from a variable's name.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ _WEIGHT_WORDS = re.compile(
 )
 
 
+# A message about the data a request sent ("Multimodal data is corrupted or cannot be decoded")
+_REQUEST_DATA = re.compile(
+    r"\b(?:images?|videos?|audio|multimodal data|media|frames?)\b[^.]*?"
+    r"\b(?:corrupt\w*|(?:cannot|could not|failed to) (?:be )?decoded?|undecodable|malformed)\b",
+    re.I,
+)
 # A command-line option the message names ("Point --component_paths.vae at the weights"): the
 # message tells the user which setting to change, even one the flag catalog does not hold
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
@@ -31,12 +37,14 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
 
 def message_says(
     message: str,
-) -> tuple[Literal["hardware", "model_config", "flag"], str] | None:
+) -> tuple[Literal["hardware", "model_config", "request_field", "flag"], str] | None:
     """(the class, the clue's words) of what the message says the check is about, or None."""
     if _HARDWARE_NEED.search(message):
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):
         return "model_config", "the message is about the checkpoint's weights"
+    if _REQUEST_DATA.search(message):
+        return "request_field", "the message is about the data the request sent"
     if flags := message_flags(message):
         return "flag", f"the message names {flags[0]}"
     return None

@@ -539,3 +539,19 @@ def test_a_flag_value_that_could_not_be_parsed_is_said_so_not_a_refused_combinat
         "sglang could not be read."
     ), meaning
     assert "combination" not in meaning
+
+
+def test_a_message_about_the_data_a_request_sent_is_the_request_when_nothing_is_traced() -> None:
+    ex = _indexed(
+        """
+        class Processor:
+            async def process(self, data):
+                try:
+                    return self.decode(data)
+                except RuntimeError as e:
+                    raise ValueError(f"Multimodal data is corrupted or cannot be decoded: {e}")
+        """,
+        "ValueError",
+    )
+    assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
+    assert ex.what_it_means.text.startswith("A field of the request you sent")
