@@ -35,9 +35,7 @@ def _code(paths: Iterable[Path]) -> bytes:
     return h.digest()
 
 
-FACTS_CODE = _code(
-    [_HERE / "module_facts.py", _HERE / "stored_facts.py", _HERE / "source_slices.py"]
-)
+FACTS_CODE = _code([_HERE / "module_facts.py", _HERE / "stored_facts.py"])
 SCAN_CODE = _code([_HERE / "file_scan.py"])
 # The rules: every module of the index, with the records it reads and writes.
 ORIGINS_CODE = _code(

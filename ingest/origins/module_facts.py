@@ -12,11 +12,10 @@ import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from errkb.ingest.origins.source_slices import SourceSlices
-
 IMPORT_FAILED = "\x02"  # marks a module-level value set where a package's import failed
 SET_WHEN = "\x03"  # marks the module-level `if` test under which a module-level name is set
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+MAX_EXPR = 300  # characters of an assigned expression kept (longer ones say little here)
 
 
 @dataclass(frozen=True)
@@ -63,8 +62,6 @@ class ModuleFacts:
     # module-level names -> the expressions assigned to them; one assigned where an import of
     # a package fails (`except ImportError: x = None`) is IMPORT_FAILED + the package's name
     globals: dict[str, list[str]] = field(default_factory=dict)
-    # the module's top-level functions and classes: (first line, decorators included, last line)
-    units: list[tuple[int, int]] = field(default_factory=list)
     _starts: list[int] = field(default_factory=list)
     _by_start: list[Func] = field(default_factory=list)
 
@@ -79,23 +76,11 @@ class ModuleFacts:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return facts
         try:
-            _Collector(facts, SourceSlices(text)).visit(tree)
+            _Collector(facts, _Source(text)).visit(tree)
         except RecursionError:
             return cls()
-        facts.units = [
-            (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno)
-            for n in tree.body
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        ]
         facts._order()
         return facts
-
-    def unit_of(self, line: int) -> tuple[int, int] | None:
-        """The top-level function or class that holds the line (None at module level)."""
-        i = bisect_right(self.units, (line, 1 << 30)) - 1
-        if i >= 0 and self.units[i][0] <= line <= self.units[i][1]:
-            return self.units[i]
-        return None
 
     def _order(self) -> None:
         ordered = sorted(self.funcs.values(), key=lambda f: (f.start, -f.end))
@@ -125,13 +110,34 @@ class ModuleFacts:
         return [f for f in self.funcs.values() if f.qualname.rsplit(".", 1)[-1] == name]
 
 
+class _Source:
+    """Slices of a module's text by node position (cheaper than unparsing each node)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        at = text.find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
+
+    def of(self, node: ast.AST) -> str:
+        """The node's source, "" when longer than `MAX_EXPR` (it says little here)."""
+        lineno, end = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0)
+        if not lineno or not end or end - lineno > 6:
+            return ""
+        a = self.starts[lineno - 1] + node.col_offset  # type: ignore[attr-defined]
+        b = self.starts[end - 1] + (node.end_col_offset or 0)  # type: ignore[attr-defined]
+        return self.text[a:b] if 0 < b - a <= MAX_EXPR else ""
+
+
 # Statements with bodies of statements: only statements are walked, never expressions (a
 # tenth of the nodes), which is what makes reading every module of a release affordable.
 _BODIES = ("body", "orelse", "finalbody", "handlers")
 
 
 class _Collector:
-    def __init__(self, facts: ModuleFacts, source: SourceSlices) -> None:
+    def __init__(self, facts: ModuleFacts, source: _Source) -> None:
         self.facts = facts
         self.src = source.of
         self.scope: list[str] = []

@@ -16,13 +16,13 @@ _FUNC_FIELDS = tuple(f.name for f in fields(Func))
 def facts_bytes(facts: ModuleFacts) -> bytes:
     """The stored form of a module's facts, read back by `facts_from_bytes`."""
     funcs = [[getattr(f, name) for name in _FUNC_FIELDS] for f in facts.funcs.values()]
-    raw = [funcs, facts.bases, facts.assigns, facts.fields, facts.tries, facts.globals, facts.units]
+    raw = [funcs, facts.bases, facts.assigns, facts.fields, facts.tries, facts.globals]
     return json.dumps(raw, separators=(",", ":")).encode()
 
 
 def facts_from_bytes(data: bytes) -> ModuleFacts:
     """The facts `facts_bytes` stored."""
-    funcs, bases, assigns, classes, tries, names, units = json.loads(data)
+    funcs, bases, assigns, classes, tries, names = json.loads(data)
     facts = ModuleFacts(
         {f[0]: Func(*(_tupled(v) for v in f)) for f in funcs},
         {c: tuple(b) for c, b in bases.items()},
@@ -30,7 +30,6 @@ def facts_from_bytes(data: bytes) -> ModuleFacts:
         classes,
         [(a, b, tuple(n), w) for a, b, n, w in tries],
         names,
-        [(a, b) for a, b in units],
     )
     facts._order()
     return facts
