@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Literal
 
 from errkb.core.origin import OriginKind
 from errkb.core.records import Vocabulary
+from errkb.ingest.origins.unparsed import unparsed
 
 ReadKind = Literal["input", "internal", "param", "local", "self", "typed", "unknown"]
 
@@ -72,6 +73,9 @@ class Rules:
     request_fields: frozenset[str] = frozenset()
     request_types: frozenset[str] = frozenset()
     flag_types: frozenset[str] = frozenset()  # the settings classes whose fields are flags
+    # what `read_of` found of each expression text (and whether its file is model code): a
+    # trace reads the same few expressions again and again
+    reads: dict[tuple[str, bool], Read] = field(default_factory=dict, repr=False, compare=False)
 
     def in_model_code(self, path: str) -> bool:
         """True for a file of model implementations (there `config` is the model's)."""
@@ -144,7 +148,16 @@ def _env_read(node: ast.expr, chain: list[str], rules: Rules) -> str:
 
 
 def read_of(node: ast.expr, path: str, rules: Rules) -> Read:
-    """What one name chain (or call) a guard reads is, by itself."""
+    """What one name chain (or call) a guard reads is, by itself (kept per expression text: the
+    reading depends on nothing else but whether the file is model code)."""
+    key = (unparsed(node), rules.in_model_code(path))
+    read = rules.reads.get(key)
+    if read is None:
+        read = rules.reads[key] = _read_of(node, path, rules)
+    return read
+
+
+def _read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, str) and value.startswith("--") and value[2:3].isalpha():
