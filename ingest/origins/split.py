@@ -17,6 +17,7 @@ import pickle
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 
+from errkb.core.lifeline import exit_with
 from errkb.core.origin import Origin
 from errkb.core.records import Site
 
@@ -72,7 +73,9 @@ def _cut(sites: Sequence[Site]) -> int | None:
 def _trace_into(
     sites: Sequence[Site], trace: Trace, in_helper: Callable[[], None], out: Connection
 ) -> None:
-    """The forked helper: trace its half and send the origins back."""
+    """The forked helper: trace its half and send the origins back (or end with its parent,
+    however that dies)."""
+    exit_with(os.getppid())
     try:
         in_helper()
         out.send_bytes(pickle.dumps([trace(s) for s in sites], pickle.HIGHEST_PROTOCOL))
