@@ -107,51 +107,14 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
     found = inputs_of(site, r, flags)
     names = [n for n in dict.fromkeys(found.get(r.audience, [])) if n.strip()]
     if r.audience == "internal":
-        path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
-        chain = site.origin.chain if site.origin else ()
-        if chain[:1] == (NEVER_RUNS,):
-            return (
-                f"This check never runs: it sits under `if TYPE_CHECKING:`, which is true only "
-                f"for a type checker, so {project} skips it when it runs. An error with this text "
-                "comes from another place."
-            )
-        if UNIMPLEMENTED in chain:
-            text = (
-                f"No value you gave broke a check here: {project} called a method that the "
-                "class in use leaves unimplemented, so this points to a gap in "
-                f"{project} for your setup."
-            )
-            if path:
-                text += f" Which class is used is chosen by {_listed([_plain(p) for p in path])}."
-            return text
-        text = (
-            f"This is a check inside {project}, and your input did not break it: the values it "
-            f"compares are built by {project} itself, so reaching it points to a bug in "
-            f"{project} (or a case its code did not expect)."
-        )
-        if path:
-            text += f" The code path is chosen by {_listed([_plain(p) for p in path])}."
-        return text
+        return _internal_lead(site, project)
     if r.audience == "test":
         return (
             f"This check is part of {project}'s own test code: it fails when one of its tests "
             "fails, not while a server or a program using the library runs."
         )
     if r.audience == "flag":
-        if names and any(
-            c.kind == "except" and _UNREADABLE.search(c.expr) for c in site.conditions
-        ):
-            # raised where reading a value failed (`json.JSONDecodeError` caught): the value
-            # given is malformed, not a combination refused
-            given = _listed(names, "or")
-            return f"The value you gave {given} when you started {project} could not be read."
-        if names:
-            what = "that setting" if len(names) == 1 else "that combination"
-            return f"You started {project} with {_listed(names)}, and this code refuses {what}."
-        named = message_flags(site.template.literal_text)
-        if named:
-            return f"The value you gave {named[0]} when you started {project} is refused here."
-        return f"A setting you started {project} with is refused here."
+        return _flag_lead(site, names, project)
     if r.audience == "request_field":
         if names:
             fields = _listed([_code(n) for n in names])
@@ -256,6 +219,52 @@ def _first_sentence(said: list[str]) -> str:
         if not s.endswith(";"):
             break
     return " ".join(out)
+
+
+def _internal_lead(site: Site, project: str) -> str:
+    """The first sentence of an internal check: a bug, a method left unimplemented, or a check
+    that never runs."""
+    path = [n for n in (site.origin.path_inputs if site.origin else ()) if n]
+    chain = site.origin.chain if site.origin else ()
+    if chain[:1] == (NEVER_RUNS,):
+        return (
+            f"This check never runs: it sits under `if TYPE_CHECKING:`, which is true only "
+            f"for a type checker, so {project} skips it when it runs. An error with this text "
+            "comes from another place."
+        )
+    if UNIMPLEMENTED in chain:
+        text = (
+            f"No value you gave broke a check here: {project} called a method that the "
+            "class in use leaves unimplemented, so this points to a gap in "
+            f"{project} for your setup."
+        )
+        if path:
+            text += f" Which class is used is chosen by {_listed([_plain(p) for p in path])}."
+        return text
+    text = (
+        f"This is a check inside {project}, and your input did not break it: the values it "
+        f"compares are built by {project} itself, so reaching it points to a bug in "
+        f"{project} (or a case its code did not expect)."
+    )
+    if path:
+        text += f" The code path is chosen by {_listed([_plain(p) for p in path])}."
+    return text
+
+
+def _flag_lead(site: Site, names: list[str], project: str) -> str:
+    """The first sentence when a flag leads here: the flags named, or the one the message names."""
+    if names and any(c.kind == "except" and _UNREADABLE.search(c.expr) for c in site.conditions):
+        # raised where reading a value failed (`json.JSONDecodeError` caught): the value
+        # given is malformed, not a combination refused
+        given = _listed(names, "or")
+        return f"The value you gave {given} when you started {project} could not be read."
+    if names:
+        what = "that setting" if len(names) == 1 else "that combination"
+        return f"You started {project} with {_listed(names)}, and this code refuses {what}."
+    named = message_flags(site.template.literal_text)
+    if named:
+        return f"The value you gave {named[0]} when you started {project} is refused here."
+    return f"A setting you started {project} with is refused here."
 
 
 def what_it_means(site: Site, flags: list[Involvement], r: Reading, project: str) -> Derived:
