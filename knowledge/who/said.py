@@ -24,10 +24,12 @@ _WEIGHT_WORDS = re.compile(
 )
 
 
-# A message about the data a request sent ("Multimodal data is corrupted or cannot be decoded")
+# A message about the data a request sent ("Multimodal data is corrupted or cannot be decoded",
+# "audio must be mono", "Image exceeds the download limit")
 _REQUEST_DATA = re.compile(
-    r"\b(?:images?|videos?|audio|multimodal data|media|frames?)\b[^.]*?"
-    r"\b(?:corrupt\w*|(?:cannot|could not|failed to) (?:be )?decoded?|undecodable|malformed)\b",
+    r"\b(?:images?|videos?|audio|multimodal data|media|frames?|waveform)\b[^.]*?"
+    r"\b(?:corrupt\w*|(?:cannot|could not|failed to) (?:be )?decoded?|undecodable|malformed|"
+    r"must|should|exceeds?|too (?:large|long|big|small|short))\b",
     re.I,
 )
 # A command-line option the message names ("Point --component_paths.vae at the weights"): the

@@ -555,3 +555,17 @@ def test_a_message_about_the_data_a_request_sent_is_the_request_when_nothing_is_
     )
     assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
     assert ex.what_it_means.text.startswith("A field of the request you sent")
+
+
+def test_a_requirement_on_the_media_a_request_sent_is_the_request_when_nothing_is_traced() -> None:
+    ex = _indexed(
+        """
+        class Processor:
+            def normalize(self, waveform):
+                if waveform.ndim != 1:
+                    raise ValueError(f"Omni audio must be mono, got shape={tuple(waveform.shape)}")
+                return waveform
+        """,
+        "ValueError",
+    )
+    assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
