@@ -105,18 +105,19 @@ def spurious_flag_link(text: str, flag: str | None) -> bool:
     return not any(dest in q for q in quoted)
 
 
-_PINNED = re.compile(r"\b([A-Za-z][\w.-]*)==([\w.+-]+)")
+_PINNED = re.compile(r"\b([A-Za-z][\w.-]*)(?:\[[^\]]*\])?==([\w.+-]+)")  # extras: sglang[ray]
 
 
 def version_example(ex: ExplanationOut) -> tuple[bool, bool]:
     """(the example fix is a version change, it is backed by a history fact). A failed import's
     fix keeps the release and adds the package it needs (`pip install 'sglang==0.5.23'
-    'aiter'`): no version change."""
+    'openai==2.8.0'`): no version change."""
     fix = ex.example_fix
     if fix is None or not fix.before.startswith("pip install"):
         return False, False
-    if dict(_PINNED.findall(fix.before)) == dict(_PINNED.findall(fix.after)):
-        return False, False
+    before, after = dict(_PINNED.findall(fix.before)), dict(_PINNED.findall(fix.after))
+    if all(after.get(name) == version for name, version in before.items()):
+        return False, False  # the releases pinned before stay: a package is added
     return True, "derived:history" in fix.provenance and "gone in" in (fix.note or "")
 
 
