@@ -55,6 +55,7 @@ from errkb.service.entries.queries import (
 from errkb.service.entries.related import related_errors
 from errkb.service.entries.schemas import (
     Entry,
+    OccurrenceOut,
     RelatedOut,
     RepoOut,
     SiteHistoryOut,
@@ -143,9 +144,15 @@ def build_entry(
         snapshot=shown.label,
         explanation=ex,
         flags=[flag_out(inv, shown.link_base) for inv in involvements(links)],
-        sites=_sites_out(histories, snapshots, bodies, code_left),
+        sites=_sites_out(
+            histories,
+            snapshots,
+            bodies,
+            code_left,
+            {(o.path, o.line, shown.label) for o in in_full},
+        ),
         sites_total=len(histories),
-        occurrences=[occurrence_out(error, o, shown, catalog) for o in in_full],
+        occurrences=[_within(occurrence_out(error, o, shown, catalog)) for o in in_full],
         occurrences_total=len(slim),
         occurrences_url=f"{base}/api/errors/{error.id}/occurrences",
         timeline=_timeline_out(tl),
@@ -195,10 +202,12 @@ def _sites_out(
     snapshots: list[Snapshot],
     bodies: dict[str, SiteBody],
     code_lines: int,
+    in_full: set[tuple[str, int, str]] = frozenset(),  # type: ignore[assignment]
 ) -> list[SiteHistoryOut]:
     """The newest sites as served: the first few in full (their code versions while they fit
-    in `code_lines`, the newest site's newest version always), the rest with their latest line
-    run."""
+    in `code_lines`, the newest site's newest version always unless an occurrence shown in full,
+    `in_full` (path, line, snapshot), already carries that code), the rest with their latest
+    line run."""
     out = []
     for i, h in enumerate(histories[:SITES_LISTED]):
         site = history_out(
@@ -208,12 +217,35 @@ def _sites_out(
             versions=VERSIONS_SHOWN if i < SITES_IN_FULL else 0,
             line_runs=LINE_RUNS_SHOWN if i < SITES_IN_FULL else 1,
         )
-        # the newest site keeps its newest code version, whatever the budget
-        least = 1 if i == 0 else 0
+        # the newest site keeps its newest code version, whatever the budget, unless the entry
+        # already shows that code in full (the same place in the same snapshot)
+        shown = bool(site.versions) and (
+            (h.path, site.versions[0].line, site.versions[0].to_snapshot) in in_full
+        )
+        least = 1 if i == 0 and not shown else 0
         site.versions = _fitting(site.versions, code_lines, lambda v: len(v.snippet.lines), least)
         code_lines -= sum(len(v.snippet.lines) for v in site.versions)
         out.append(site)
     return out
+
+
+def _within(occurrence: OccurrenceOut) -> OccurrenceOut:
+    """The occurrence with at most `CODE_LINES` source lines: those that end at the raise, the
+    statement itself kept whole (the full source is a link away)."""
+    snippet = occurrence.snippet
+    if len(snippet.lines) <= CODE_LINES:
+        return occurrence
+    first = max(
+        0,
+        min(
+            snippet.raise_start - snippet.start, snippet.raise_end - snippet.start + 1 - CODE_LINES
+        ),
+    )
+    lines = snippet.lines[
+        first : first + max(CODE_LINES, snippet.raise_end - snippet.raise_start + 1)
+    ]
+    trimmed = snippet.model_copy(update={"start": snippet.start + first, "lines": lines})
+    return occurrence.model_copy(update={"snippet": trimmed})
 
 
 def _snippet_lines(occurrence: Any) -> int:

@@ -47,6 +47,7 @@ from errkb.service.entries.schemas import ExplanationOut
 from errkb.service.queries import DbSession as Session
 
 EVIDENCE_SHOWN = 6  # who hits it: the first chains of names (a loader's lookup had 15, 3.6 KB)
+EVIDENCE_CHARS = 2_000  # and at most this many characters of them (the first chain always)
 _CONDITIONS = TypeAdapter(tuple[Condition, ...])
 _SEGMENTS = TypeAdapter(tuple[Segment, ...])
 _NOTES = TypeAdapter(SiteNotes)
@@ -133,8 +134,14 @@ def explanation_of(
         )
     )
     who = ex.who_hits_it
-    if who is not None and len(who.evidence) > EVIDENCE_SHOWN:  # the first chains, counted
-        who.evidence_total, who.evidence = len(who.evidence), who.evidence[:EVIDENCE_SHOWN]
+    if who is not None:  # the first chains that fit, the rest counted
+        kept: list[str] = []
+        for chain in who.evidence[:EVIDENCE_SHOWN]:
+            if kept and sum(map(len, kept)) + len(chain) > EVIDENCE_CHARS:
+                break
+            kept.append(chain)
+        if len(kept) < len(who.evidence):
+            who.evidence_total, who.evidence = len(who.evidence), kept
     return ex
 
 

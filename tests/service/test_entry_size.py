@@ -58,3 +58,25 @@ def test_the_entry_grows_by_a_label_per_version(grown: tuple[int, Entry, int, En
     # 111 more versions add their labels to present_in (about 10 bytes each), and nothing per
     # version besides: no run, change, site or line run per version.
     assert long - short <= 111 * 16, (short, long)
+
+
+def test_an_occurrence_shows_at_most_the_code_budget_ending_at_its_raise() -> None:
+    from errkb.service.entries.schemas import OccurrenceOut, SnippetOut
+
+    lines = [f"line {n}" for n in range(100, 164)]  # 64 lines, the raise on 160-161
+    snippet = SnippetOut(start=100, lines=lines, raise_start=160, raise_end=161)
+    occ = OccurrenceOut(
+        snapshot="1.0",
+        path="p.py",
+        line=160,
+        end_line=161,
+        function="f",
+        conditions=[],
+        snippet=snippet,
+    )
+    shown = build._within(occ).snippet
+    assert len(shown.lines) == build.CODE_LINES
+    assert shown.start == 162 - build.CODE_LINES and shown.lines[-1] == "line 161"
+    assert shown.lines[0] == f"line {shown.start}"
+    short = occ.model_copy(update={"snippet": snippet.model_copy(update={"lines": lines[:10]})})
+    assert build._within(short) is short
