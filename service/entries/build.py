@@ -129,6 +129,7 @@ def build_entry(
     histories = _site_histories(snapshots, slim)
     in_full = _fitting(shown_occs[:OCCURRENCES_SHOWN], CODE_LINES, _snippet_lines)
     code_left = CODE_LINES - sum(_snippet_lines(o) for o in in_full)
+    shown_code = {(o.path, o.line, shown.label) for o in in_full}
     return Entry(
         id=error.id,
         message=error.message,
@@ -144,13 +145,7 @@ def build_entry(
         snapshot=shown.label,
         explanation=ex,
         flags=[flag_out(inv, shown.link_base) for inv in involvements(links)],
-        sites=_sites_out(
-            histories,
-            snapshots,
-            bodies,
-            code_left,
-            {(o.path, o.line, shown.label) for o in in_full},
-        ),
+        sites=_sites_out(histories, snapshots, bodies, code_left, shown_code),
         sites_total=len(histories),
         occurrences=[_within(occurrence_out(error, o, shown, catalog)) for o in in_full],
         occurrences_total=len(slim),
