@@ -63,3 +63,29 @@ def leaves_default(call: str, func: Func, name: str) -> bool:
     if func.owner and params and params[0] in ("self", "cls"):
         params = params[1:]
     return name in params and params.index(name) >= len(node.args)
+
+
+def fits(call: str, func: Func) -> bool:
+    """False when a call cannot be one of `func`: it passes more positions than the function
+    takes, a keyword it does not take, or leaves out a parameter it needs. A method's name is
+    matched with any receiver (`module.forward(...)` of a compiled kernel is not
+    `GptOssModel.forward`); its signature tells them apart. True when the call cannot be read,
+    or spreads `*args` or `**kwargs`, and for a signature built from fields (`start` 0)."""
+    node = parse_expr(call)
+    if func.start == 0 or not isinstance(node, ast.Call):
+        return True
+    params = list(func.params)
+    if func.owner and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    spread = any(isinstance(a, ast.Starred) for a in node.args)
+    spread_kw = any(k.arg is None for k in node.keywords)
+    args, kwargs = func.star
+    if not args and not spread and len(node.args) > len(params):
+        return False
+    named = {k.arg for k in node.keywords if k.arg is not None}
+    if not kwargs and named - set(params):
+        return False
+    if spread or spread_kw:
+        return True
+    given = set(params[: len(node.args)]) | named
+    return all(p in given or func.default(p) is not None for p in params)

@@ -13,6 +13,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from errkb.ingest.origins.callers import find_callers
 from errkb.ingest.origins.kept import Kept, text_digest
 from errkb.ingest.origins.module_facts import Func, ModuleFacts
 
@@ -27,6 +28,7 @@ MAX_DEF_FILES = 40  # files read for the module-level functions of one name
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
+_CAPITALISED = re.compile(r"\b[A-Z]\w*")
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 
 
@@ -97,6 +99,8 @@ class SnapshotIndex:
         self._imports: dict[str, dict[str, str]] = {}
         self._import_spots: dict[str, list[tuple[int, dict[str, str]]]] = {}
         self._folders: set[str] | None = None
+        self.unsure_of: set[str] = set()  # methods whose calls were told apart by receiver
+        self._named: dict[str, frozenset[str]] = {}  # the capitalised words of a module
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
@@ -193,60 +197,22 @@ class SnapshotIndex:
         key = (func.qualname, func.start, func.owner)
         if key in self._callers:
             return self._callers[key]
-        self._callers[key] = found = self._find_callers(func, limit)
+        self._callers[key] = found = find_callers(self, func, limit)
         return found
 
-    def _find_callers(self, func: Func, limit: int) -> list[tuple[str, int, Func | None]]:
-        name = func.qualname.rsplit(".", 1)[-1]
-        spots = list(self.calls(name)[: limit * 4])
-        if name == "__init__" and func.owner:
-            name = func.owner
-            spots = list(self.calls(name)[: limit * 4]) + self._super_calls(func.owner)
-            spots += self._alias_calls(func.owner)
-        found = []
-        for path, at in spots:
-            text = self.texts[path]
-            before = text[at - 1] if at else ""
-            if func.owner and name == func.qualname.rsplit(".", 1)[-1] and before != ".":
-                continue  # a method is called through a receiver
-            if text.startswith("def ", max(0, at - 4)) or text.startswith("class ", max(0, at - 6)):
-                continue
-            if not func.owner and before == "." and not self._module_receiver(path, at):
-                continue  # `module.f(` of a function: a method of another object (`kernel.f(`)
-            if not self._imported_here(path, at, name):
-                continue  # `from sgl_kernel import f`: another package's function of that name
-            caller = self.facts(path).func_at(self.line_of(path, at))
-            found.append((path, at, caller))
-            if len(found) >= limit:
-                break
-        return found
+    def unsure(self, func: Func) -> bool:
+        """True when calls of a method of that name were left out as another class's: finding
+        none of its own does not show that nothing calls it."""
+        return func.qualname in self.unsure_of
 
-    def _module_receiver(self, path: str, at: int) -> bool:
-        """True when the name before `.f(` is one the module imports (a module, or a class)."""
-        text = self.texts[path]
-        start = at - 1
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-            start -= 1
-        receiver = text[start : at - 1]
-        if not receiver or receiver in ("self", "cls"):
-            return False
-        return re.search(rf"\bimport\b[^\n]*\b{re.escape(receiver)}\b", text) is not None
+    def names(self, path: str, word: str) -> bool:
+        """True when a module's text has the capitalised word (a class's name) anywhere."""
+        words = self._named.get(path)
+        if words is None:
+            words = self._named[path] = frozenset(_CAPITALISED.findall(self.texts[path]))
+        return word in words
 
-    def _imported_here(self, path: str, at: int, name: str) -> bool:
-        """False when the import of `name` nearest above a call names a module that defines no
-        function or class of that name in the snapshot (an installed package's)."""
-        module = ""
-        for offset, names in self._from_imports(path):
-            if offset > at:
-                break
-            module = names.get(name, module)
-        if not module or module.startswith("."):
-            return True
-        where = module.replace(".", "/")
-        defined = [*self.defs.get(name, ()), *self.classes.get(name, ())]
-        return any(p.removesuffix(".py").endswith(where) or f"{where}/" in p for p in defined)
-
-    def _from_imports(self, path: str) -> list[tuple[int, dict[str, str]]]:
+    def from_imports(self, path: str) -> list[tuple[int, dict[str, str]]]:
         """Each `from x import ...` statement of a module: (its offset, name -> module)."""
         found = self._import_spots.get(path)
         if found is None:
@@ -256,7 +222,7 @@ class SnapshotIndex:
             ]
         return found
 
-    def _super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
+    def super_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
         """`super().__init__(` calls in classes whose statement names `owner` among its bases."""
         if self._supers is None:
             self._supers = self._super_calls_by_base()
@@ -277,7 +243,7 @@ class SnapshotIndex:
                 found[base].append((path, at))
         return found
 
-    def _alias_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
+    def alias_calls(self, owner: str, limit: int = 6) -> list[tuple[str, int]]:
         """Calls of a name a module assigns the class to (`pool_cls = Owner`, then
         `pool_cls(...)`), in that module."""
         out: list[tuple[str, int]] = []

@@ -317,12 +317,12 @@ class Walk:
     ) -> None:
         if not calls and members.model_config_class(self, func.owner):
             # a Hugging Face config class: built from the model's config.json
-            self.found.append(
-                ("model_config", f"config.json: {name}", f"{step}: a field of the model's config")
-            )
+            said = f"{step}: a field of the model's config"
+            self.found.append(("model_config", f"config.json: {name}", said))
             return
-        if not calls:
-            self.unknown.append(f"{step}: no caller of {func.qualname} found")
+        if not calls:  # (`.forward(` of many classes is not its call: `model(...)` is)
+            told = " (the calls of that name are other classes')" if self.index.unsure(func) else ""
+            self.unknown.append(f"{step}: no caller of {func.qualname} found{told}")
             return
         read = defaulted = False
         for path, offset, caller in calls:

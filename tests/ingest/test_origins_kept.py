@@ -137,7 +137,7 @@ def test_the_index_finds_what_a_plain_search_of_the_texts_finds(texts: dict[str,
             line = text[head : text.find("\n", head + 1)] if head >= 0 else ""
             if owner in re.findall(r"(\w+)\s*[,)]", line.partition("(")[2]):
                 expected.append((path, at))
-        assert index._super_calls(owner, limit=1000) == expected, owner
+        assert index.super_calls(owner, limit=1000) == expected, owner
         checked += bool(expected)
     assert checked >= 6  # Base, Mixin, Other, MyBase, and classes of the project
     # a class assigned to a name, and the calls of that name in its module
@@ -146,7 +146,7 @@ def test_the_index_finds_what_a_plain_search_of_the_texts_finds(texts: dict[str,
         for m in re.finditer(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:\w+\.)*([A-Z]\w*)[ \t]*$", text, re.M):
             aliases.setdefault(m.group(2), []).append((path, m.group(1)))
     assert dict(index.aliases) == aliases
-    assert index._alias_calls("Base") == [("pkg/bases.py", BASES.index("pool_cls(1)"))]
+    assert index.alias_calls("Base") == [("pkg/bases.py", BASES.index("pool_cls(1)"))]
 
 
 def test_origins_from_a_store_equal_a_cold_trace(
