@@ -100,3 +100,33 @@ def test_a_call_that_cannot_bind_to_the_signature_is_another_functions() -> None
     assert fits("m.forward(*args)", func) and fits("m.forward(**kw)", func)
     spread = Func("f", "", ("a",), (), 2, 4, star=("args", "kwargs"))
     assert fits("f(1, 2, 3, b=4)", spread)
+
+
+def test_an_assert_that_state_the_code_builds_is_set_is_internal_on_a_path_a_flag_chooses() -> None:
+    files = {
+        **FILES,
+        "p/cache.py": (
+            "class Cache:\n"
+            "    def __init__(self):\n"
+            "        self.host = connect_host()\n"
+            "    def evict(self, server_args):\n"
+            "        if server_args.eps > 1:\n"
+            "            assert self.host is not None\n"
+        ),
+    }
+    site = Site(
+        "AssertionError",
+        Template((), "none"),
+        "p/cache.py",
+        6,
+        6,
+        "Cache.evict",
+        (Condition("if", "server_args.eps > 1", True, 5),),
+        Snippet(6, (), 6, 6),
+        "",
+        kind="assert",
+        check="self.host is not None",
+    )
+    origin = _origin(files, site)
+    assert origin.kind == "internal", origin  # not "--eps refuses that combination"
+    assert origin.path_inputs == ("--eps",), origin  # the way around it
