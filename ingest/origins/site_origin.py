@@ -135,9 +135,11 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
             Origin("internal", (), said, callers, path_inputs=path_inputs), caught=caught
         )
     decided = _decided(path)
-    if decided is not None and site.kind == "assert" and _none_test(check_nodes):
-        # an assert that the code's own state is set (`x.host_value is not None`), on a path a
-        # setting chooses: the setting is the way around it, not what breaks it
+    made = all(u.endswith((": not traced", FAR)) for u in check.unknown)
+    if decided is not None and site.kind == "assert" and _none_test(check_nodes) and made:
+        # an assert that the code's own state is set (`x.host_value is not None`: a value its
+        # calls make, not one handed in), on a path a setting chooses: the setting is the way
+        # around it, not what breaks it
         said = (*chain_t, "the value it tests was followed; none reaches an input")
         return replace(Origin("internal", (), said, callers, path_inputs=decided[1]), caught=caught)
     if decided is not None:
