@@ -134,19 +134,26 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
         return replace(
             Origin("internal", (), said, callers, path_inputs=path_inputs), caught=caught
         )
+    return replace(_by_path(site, check_nodes, check, path, chain_t, callers), caught=caught)
+
+
+def _by_path(
+    site: Site, check_nodes: list[ast.expr], check: Walk, path: Walk, chain: Chain, callers: int
+) -> Origin:
+    """The origin when the check's own values decide nothing: the inputs of its path."""
     decided = _decided(path)
     made = all(u.endswith((": not traced", FAR)) for u in check.unknown)
     if decided is not None and site.kind == "assert" and _none_test(check_nodes) and made:
         # an assert that the code's own state is set (`x.host_value is not None`: a value its
         # calls make, not one handed in), on a path a setting chooses: the setting is the way
         # around it, not what breaks it
-        said = (*chain_t, "the value it tests was followed; none reaches an input")
-        return replace(Origin("internal", (), said, callers, path_inputs=decided[1]), caught=caught)
+        said = (*chain, "the value it tests was followed; none reaches an input")
+        return Origin("internal", (), said, callers, path_inputs=decided[1])
     if decided is not None:
-        return replace(Origin(decided[0], decided[1], chain_t, callers), caught=caught)
+        return Origin(decided[0], decided[1], chain, callers)
     if path.internal or path.followed:
-        return replace(Origin("internal", (), chain_t, callers), caught=caught)
-    return replace(Origin("unknown", (), chain_t, callers), caught=caught)
+        return Origin("internal", (), chain, callers)
+    return Origin("unknown", (), chain, callers)
 
 
 # Switches that turn on extra checks (debug modes, sanity and invariant checks, strict asserts):
@@ -155,6 +162,7 @@ _DEBUG = re.compile(
     r"(?i)debug|sanity|invariant|validate|strict|canary|_assert\b|assert$|checker|"
     r"enable[-_]\w*check\b"
 )
+Chain = tuple[str, ...]
 _TYPE_CHECKING = re.compile(r"^(typing\.)?TYPE_CHECKING$")
 _NETWORK = re.compile(
     r"ConnectionError|RequestException|Timeout|URLError|HTTPError|ConnectTimeout|socket\.error|"

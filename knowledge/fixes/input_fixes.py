@@ -14,6 +14,7 @@ from errkb.knowledge.facts import ExampleFix, Fix, Provenance
 from errkb.knowledge.origins.inputs import Input
 from errkb.knowledge.origins.notes import constant_values
 from errkb.knowledge.origins.values import raising_and_fixing
+from errkb.knowledge.who.said import REQUEST_DATA_REFUSED
 from errkb.knowledge.words.phrases import Speaker, negate
 from errkb.knowledge.words.reading import Reading
 
@@ -69,6 +70,13 @@ def request_fixes(r: Reading) -> list[Fix]:
             text += f", for example {found.name}: {json.dumps(values[1])}"
         prov: tuple[Provenance, ...] = _PROV if need is not None else ("derived:message",)
         out.append(Fix("request_field", text + ".", prov, input=found.name))
+    if not out and any(c.text == REQUEST_DATA_REFUSED for c in r.clues):
+        text = (
+            "Send smaller or readable media: resize or compress the image, video or audio the "
+            "request sends (or links to), check that the file opens in another program, and "
+            "send the request again."
+        )
+        out.append(Fix("request_field", text, ("derived:message",)))
     return out
 
 

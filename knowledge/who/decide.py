@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 
-from errkb.core.origin import Origin
+from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED, Origin
 from errkb.knowledge.who.evidence import Clue, WhoKind
+from errkb.knowledge.who.said import REQUEST_DATA_REFUSED
 
 _BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
 _FLAG = re.compile(r"--[\w-]+")
+# the first steps of an index chain that prove a check internal whatever its message says
+_PROOFS = (NEVER_RUNS, UNIMPLEMENTED, "every caller passes a value", "the check needs ")
 _LINE = {
     "flag": "a server flag",
     "request_field": "a field of the request",
@@ -70,6 +73,11 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
         both_ways = bool(origin.chain) and _BOTH_WAYS.match(origin.chain[0]) is not None
         if ((linked_flag and not origin.path_inputs) or named_flag) and not both_ways:
             return "flag", named_flag + linked_flag + traced
+        refused = [c for c in clues if c.text == REQUEST_DATA_REFUSED]
+        if refused and not any(p in s for s in origin.chain for p in _PROOFS):
+            # "Remote media exceeds the download limit": the limit is the code's, the media the
+            # request's, though the trace reached only the limit
+            return "request_field", refused + traced
         return "internal", traced
     if kind != "unknown":
         return kind, clues + traced

@@ -32,6 +32,16 @@ _REQUEST_DATA = re.compile(
     r"must|should|exceeds?|too (?:large|long|big|small|short))\b",
     re.I,
 )
+# ... and one that says the data is too large or unreadable ("Remote media exceeds the download
+# limit", "image pixels exceed 12845056"): what the request sent, even where the values the check
+# compares were traced only into the code (the size limit is the code's constant; the data is not)
+_REQUEST_DATA_REFUSED = re.compile(
+    r"\b(?:images?|videos?|audio|multimodal data|media|frames?|waveform)\b[^.]*?"
+    r"\b(?:corrupt\w*|(?:cannot|could not|failed to) (?:be )?decoded?|undecodable|malformed|"
+    r"(?<!not )(?<!cannot )exceeds?|too (?:large|long|big))\b",
+    re.I,
+)
+REQUEST_DATA_REFUSED = "the message says the data the request sent is too large or unreadable"
 # A command-line option the message names ("Point --component_paths.vae at the weights"): the
 # message tells the user which setting to change, even one the flag catalog does not hold
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
@@ -45,6 +55,8 @@ def message_says(
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):
         return "model_config", "the message is about the checkpoint's weights"
+    if _REQUEST_DATA_REFUSED.search(message):
+        return "request_field", REQUEST_DATA_REFUSED
     if _REQUEST_DATA.search(message):
         return "request_field", "the message is about the data the request sent"
     if flags := message_flags(message):

@@ -17,7 +17,7 @@ from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
 from errkb.knowledge.origins.hardware import stated as hardware_stated
-from errkb.knowledge.who.said import message_flags
+from errkb.knowledge.who.said import REQUEST_DATA_REFUSED, message_flags
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading
 
@@ -119,6 +119,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
         if names:
             fields = _listed([_code(n) for n in names])
             return f"Your request set {fields} to something this code does not accept."
+        if any(c.text == REQUEST_DATA_REFUSED for c in r.clues):
+            return (
+                "The image, video or audio your request sent (or linked to) is too large for "
+                "this code, or could not be read."
+            )
         return "A field of the request you sent has a value this code does not accept."
     if r.audience == "environment":
         if "the network connection" in names:

@@ -554,7 +554,40 @@ def test_a_message_about_the_data_a_request_sent_is_the_request_when_nothing_is_
         "ValueError",
     )
     assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
-    assert ex.what_it_means.text.startswith("A field of the request you sent")
+    assert ex.what_it_means.text.startswith("The image, video or audio your request sent")
+    assert ex.solutions[0].kind == "request_field" and "Send smaller or readable" in (
+        ex.solutions[0].text
+    )
+
+
+def test_media_too_large_is_the_request_though_the_trace_reached_only_the_codes_limit() -> None:
+    # the index followed the values to the code's own constant and an HTTP response: internal,
+    # weakly; the message says what the request sent is too large
+    limit = "_MAX_BYTES: a constant"
+    searched = "6 callers and assignments followed; none reaches an input"
+    ex = explained(
+        """
+        _MAX_BYTES = 50 * 1024 * 1024
+
+        def download(response):
+            declared = response.headers.get("content-length")
+            if declared and int(declared) > _MAX_BYTES:
+                raise ValueError(f"Remote media exceeds the {_MAX_BYTES} byte download limit")
+        """,
+        origin=Origin("internal", (), (limit, searched), 1),
+    )
+    assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
+    assert ex.solutions[0].kind == "request_field", ex.solutions
+    proven = Origin("internal", (), ("every caller passes a value, never None", limit), 1)
+    ex = explained(
+        """
+        def download(size, limit):
+            if size > limit:
+                raise ValueError("Remote media exceeds the download limit")
+        """,
+        origin=proven,
+    )
+    assert ex.who_hits_it.kind == "internal"  # a proof of the index outweighs the message
 
 
 def test_a_requirement_on_the_media_a_request_sent_is_the_request_when_nothing_is_traced() -> None:
