@@ -15,6 +15,7 @@ from errkb.knowledge.origins.inputs import Input
 from errkb.knowledge.origins.notes import constant_values
 from errkb.knowledge.origins.values import raising_and_fixing
 from errkb.knowledge.who.said import REQUEST_DATA_REFUSED
+from errkb.knowledge.words import message
 from errkb.knowledge.words.phrases import Speaker, negate
 from errkb.knowledge.words.reading import Reading
 
@@ -51,6 +52,33 @@ def _values(r: Reading, found: Input) -> tuple[int | float, int | float] | None:
     return raising_and_fixing(tests, lambda n: r.finder.of(n) == found) if tests else None
 
 
+def _presence(r: Reading, found: Input) -> str | None:
+    """What to do when the guard tests only whether the field is there: leave it out (`if
+    req.lidar:`, `if req.lidar is not None:`) or send it (`if not req.prompt:`); None when it
+    tests a value."""
+    tests = r.tests_on(found)
+    if len(tests) != 1:
+        return None
+    (t,) = tests
+    if r.reads(t) == found:
+        return f"Leave {found.name} out of the request (or send it empty or false)"
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and r.reads(t.operand) == found:
+        return f"Send {found.name} in the request"
+    if _none_test(t) and isinstance(t, ast.Compare) and r.reads(t.left) == found:
+        is_set = isinstance(t.ops[0], ast.IsNot)  # `x is not None`: raised when it is sent
+        return f"Leave {found.name} out of the request" if is_set else f"Send {found.name}"
+    return None
+
+
+def _asked(r: Reading) -> str:
+    """The message's first sentence, as a reader sees it ("" when it has no words)."""
+    if not r.site.template.literal_text.strip():
+        return ""
+    said = message.sentences(message.display(r.site.template).strip())
+    first = said[0].rstrip(".;:, ") if said else ""
+    return first if len(first) <= 200 else ""
+
+
 def request_fixes(r: Reading) -> list[Fix]:
     """Change a request field: what the guard rejects and a value it accepts."""
     out = []
@@ -61,9 +89,15 @@ def request_fixes(r: Reading) -> list[Fix]:
         alias = dict(r.finder.vocab.request_aliases).get(found.name)
         if alias:
             where += f" ({alias})"
-        if need is not None:
+        presence = _presence(r, found)
+        asked = _asked(r)
+        if presence is not None:  # the field is sent, or left out: the other way round
+            text = presence
+        elif need is not None and ("`" not in need[1] or not asked):
             text = f"Change {where}: the error is raised when {need[0]}"
             text += f"; send a value for which {need[1]}"
+        elif asked:  # the guard reads as code: the message's own words say what it needs
+            text = f"Change {where} to what the message asks for: “{asked}”"
         else:
             text = f"Change {where}: the message is about it; send a value that it allows"
         if values is not None:

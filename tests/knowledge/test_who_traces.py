@@ -602,3 +602,26 @@ def test_a_requirement_on_the_media_a_request_sent_is_the_request_when_nothing_i
         "ValueError",
     )
     assert ex.who_hits_it.kind == "request_field", ex.who_hits_it
+
+
+def test_a_request_fix_says_to_leave_out_a_field_the_guard_needs_absent_not_the_guard() -> None:
+    ex = explained(
+        """
+        import math
+
+        class SimSamplingParams:
+            lidar: list | None = None
+            fps: float = 10.0
+
+            def check(self, default_fps):
+                if self.lidar is not None and not math.isclose(float(self.fps), default_fps):
+                    raise ValueError(f"LiDAR requests need fps={default_fps:g}, got {self.fps}.")
+        """,
+        path="python/sglang/multimodal_gen/configs/sample/sim.py",
+    )
+    fixes = [s.text for s in ex.solutions if s.kind == "request_field"]
+    assert "Leave lidar out of the request." in fixes, fixes
+    # the fps test reads as code: the message's words say what it needs
+    (fps,) = [f for f in fixes if "fps" in f and "lidar" not in f]
+    assert "to what the message asks for: “LiDAR requests need fps=" in fps, fps
+    assert "`" not in fps and "is true" not in fps, fps
