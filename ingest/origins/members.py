@@ -97,6 +97,8 @@ def member_now(
 ) -> None:
     path, facts, c = hit
     assigned = facts.assigns.get(f"{c}.{attr}", [])
+    if c in walk.rules.request_types and attr in walk.rules.request_fields:
+        assigned = []  # a request's field: what the request sent, whatever the class adjusts
     for method, expr, tests in assigned[:3]:
         walk.followed += 1
         place = Place(path, facts.funcs.get(method))

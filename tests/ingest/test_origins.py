@@ -155,3 +155,25 @@ def test_a_check_every_caller_catches_says_how_the_callers_treat_it() -> None:
     assert origin.caught == "poll catches it and logs it"
     # a caller that lets it through is not caught
     assert _origin(_site("p/kernels.py", 3, "scatter", ("page_size <= 0",))).caught == ""
+
+
+def test_a_request_classs_own_field_is_what_the_request_sent_whatever_the_class_adjusts() -> None:
+    # the class adjusts `text` under a flag's test; the check of `self.text` is the request's
+    files = {
+        **FILES,
+        "p/io.py": (
+            "class GenerateReq:\n"
+            "    rollout: bool = False\n"
+            "    text: str = ''\n"
+            "    def adjust(self, server_args):\n"
+            "        if server_args.enable_mis:\n"
+            "            self.text = self.text.strip()\n"
+            "    def validate(self):\n"
+            "        if not self.text:\n"
+            "            raise ValueError('text must not be empty')\n"
+        ),
+    }
+    site = _site("p/io.py", 9, "GenerateReq.validate", ("not self.text",))
+    origin = snapshot_origins(files, [site], FLAGS, VOCAB, ("ServerArgs",))[0]
+    assert origin is not None and origin.kind == "request_field", origin
+    assert origin.inputs == ("request: text",), origin  # not --enable-mis
