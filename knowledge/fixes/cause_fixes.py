@@ -17,6 +17,7 @@ from errkb.knowledge.facts import Fix, Provenance
 from errkb.knowledge.origins import hardware
 from errkb.knowledge.origins.requirements import Requirement, required_version
 from errkb.knowledge.who.evidence import WhoKind
+from errkb.knowledge.who.said import WEIGHTS_SAID, message_says
 from errkb.knowledge.words.reading import Reading
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
@@ -65,8 +66,9 @@ def model_fixes(r: Reading) -> list[Fix]:
     """The model's config.json field or weights the guard tests, and what to change."""
     model = [i for i in r.inputs if i.kind == "model_config"]
     tested = tests_of(r, "model_config")
+    weights = [Fix("model", _WEIGHTS, ("derived:message",))] if _about_weights(r) else []
     if not model and not tested:
-        return []
+        return weights
     origin = r.site.origin
     # the config.json fields the index traced the values to, else the names the guard reads
     fields = [
@@ -92,7 +94,21 @@ def model_fixes(r: Reading) -> list[Fix]:
     )
     key = model[0].name or model[0].owner if model else (fields[0] if fields else None)
     registry = registry_fix(r)
-    return [Fix("model", text, _PROV, input=key)] + ([registry] if registry else [])
+    return [*weights, Fix("model", text, _PROV, input=key)] + ([registry] if registry else [])
+
+
+_WEIGHTS = (
+    "Check the checkpoint's weights: the message reports a weight this code does not expect, or "
+    "one it cannot find. Point --model-path at a complete checkpoint of a model this release "
+    "supports (download it again if files may be missing or changed); a quantized or converted "
+    "checkpoint needs the matching --quantization or --load-format."
+)
+
+
+def _about_weights(r: Reading) -> bool:
+    """True when the message reports a checkpoint's weights ("Unexpected ... weight")."""
+    said = message_says(r.site.template.literal_text)
+    return said is not None and said[1] == WEIGHTS_SAID
 
 
 _REGISTRY = re.compile(r"regist", re.I)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection
 
 from errkb.core.records import Site, Vocabulary
-from errkb.knowledge.facts import ExampleFix, Fix, Involvement, TimelineFacts
+from errkb.knowledge.facts import ExampleFix, Fix, Involvement, Provenance, TimelineFacts
 from errkb.knowledge.fixes import cause_fixes, input_examples, input_fixes, origin_fixes, versions
 from errkb.knowledge.fixes.advice_example import advice_example
 from errkb.knowledge.fixes.commands import ANY_VALUE, escape, trigger_args
@@ -70,6 +70,12 @@ def _environment_fixes(site: Site) -> list[Fix]:
     return out
 
 
+# a placeholder that is an expression, not a name (`{[t.name for t in cls]}`): what it prints is
+# a list the message shows, not words of the advice
+_LISTED = re.compile(r"\{[^{}]*[^\w.{}!:][^{}]*\}")
+_MESSAGE: tuple[Provenance, ...] = ("derived:message",)
+
+
 def solutions(
     site: Site,
     flags: list[Involvement],
@@ -86,7 +92,8 @@ def solutions(
     """Every solution, concrete ones first; never empty."""
     r = reading or read_site(site, flags, Vocabulary())
     advice = [
-        Fix("advice", _capitalized(s), ("derived:message",)) for s in message.advice(site.template)
+        Fix("advice", _capitalized(_LISTED.sub("the values the message lists", s)), _MESSAGE)
+        for s in message.advice(site.template)
     ]
     flag_fixes = flag_fixes_of(flags, r.resolved, site.template.literal_text)
     by_cause: dict[str, list[Fix]] = {

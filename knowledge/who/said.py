@@ -42,6 +42,7 @@ _REQUEST_DATA_REFUSED = re.compile(
     re.I,
 )
 REQUEST_DATA_REFUSED = "the message says the data the request sent is too large or unreadable"
+WEIGHTS_SAID = "the message is about the checkpoint's weights"
 # A command-line option the message names ("Point --component_paths.vae at the weights"): the
 # message tells the user which setting to change, even one the flag catalog does not hold
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
@@ -54,7 +55,7 @@ def message_says(
     if _HARDWARE_NEED.search(message):
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):
-        return "model_config", "the message is about the checkpoint's weights"
+        return "model_config", WEIGHTS_SAID
     if _REQUEST_DATA_REFUSED.search(message):
         return "request_field", REQUEST_DATA_REFUSED
     if _REQUEST_DATA.search(message):

@@ -625,3 +625,32 @@ def test_a_request_fix_says_to_leave_out_a_field_the_guard_needs_absent_not_the_
     (fps,) = [f for f in fixes if "fps" in f and "lidar" not in f]
     assert "to what the message asks for: “LiDAR requests need fps=" in fps, fps
     assert "`" not in fps and "is true" not in fps, fps
+
+
+def test_a_message_about_the_weights_first_says_to_check_the_checkpoint() -> None:
+    ex = explained(
+        """
+        class Model:
+            def load_weights(self, weights):
+                params = dict(self.named_parameters())
+                for name, w in weights:
+                    if name not in params:
+                        raise ValueError(f"Unexpected vision tower weight: {name}")
+        """
+    )
+    assert ex.who_hits_it.kind == "model_config", ex.who_hits_it
+    assert ex.solutions[0].text.startswith("Check the checkpoint's weights"), ex.solutions[0]
+
+
+def test_advice_that_prints_a_list_says_so_instead_of_the_expression() -> None:
+    ex = explained(
+        """
+        class TaskType:
+            @classmethod
+            def parse(cls, value):
+                if value not in cls.__members__:
+                    raise ValueError(f"Unknown task {value!r}; choose from {[t.name for t in cls]}")
+        """
+    )
+    advice = [s.text for s in ex.solutions if s.kind == "advice"]
+    assert advice == ["Choose from the values the message lists"], advice
