@@ -13,7 +13,7 @@ import re
 
 from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED, Origin
 from errkb.knowledge.who.evidence import Clue, WhoKind
-from errkb.knowledge.who.said import REQUEST_DATA_REFUSED
+from errkb.knowledge.who.said import REQUEST_DATA_REFUSED, message_envs
 
 _BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
 _FLAG = re.compile(r"--[\w-]+")
@@ -44,8 +44,11 @@ def _step(step: str) -> str:
     return step.replace(" <- ", " ← ")
 
 
-def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[WhoKind, list[Clue]]:
-    """The who-hits-it class and its evidence, from the index and the site's own reading."""
+def decided(
+    origin: Origin | None, kind: WhoKind, clues: list[Clue], message: str = ""
+) -> tuple[WhoKind, list[Clue]]:
+    """The who-hits-it class and its evidence, from the index and the site's own reading;
+    `message` is the message's literal text."""
     if origin is None or kind == "test":
         return kind, clues
     if origin.kind == "test":
@@ -73,8 +76,15 @@ def decided(origin: Origin | None, kind: WhoKind, clues: list[Clue]) -> tuple[Wh
         both_ways = bool(origin.chain) and _BOTH_WAYS.match(origin.chain[0]) is not None
         if ((linked_flag and not origin.path_inputs) or named_flag) and not both_ways:
             return "flag", named_flag + linked_flag + traced
+        proven = any(p in s for s in origin.chain for p in _PROOFS)
+        envs = message_envs(message)
+        if envs and not proven:
+            # "... Set SGLANG_DISABLE_X=1 to disable fusion": the message hands the user the
+            # setting that gets past the check, whatever built the values it compares
+            said = [Clue("environment", f"the message says to set {e}", e) for e in envs]
+            return "environment", said + traced
         refused = [c for c in clues if c.text == REQUEST_DATA_REFUSED]
-        if refused and not any(p in s for s in origin.chain for p in _PROOFS):
+        if refused and not proven:
             # "Remote media exceeds the download limit": the limit is the code's, the media the
             # request's, though the trace reached only the limit
             return "request_field", refused + traced

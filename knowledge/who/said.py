@@ -65,6 +65,16 @@ def message_says(
     return None
 
 
+# An environment variable the message tells the user to set ("Set SGLANG_DISABLE_X=1 to ..."): an
+# upper-case name with an underscore, then `=` and a value
+_ENV_SET = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)=[\w\"'{]")
+
+
+def message_envs(message: str) -> list[str]:
+    """The environment variables a message tells the user to set, in order, each once."""
+    return list(dict.fromkeys(_ENV_SET.findall(message)))
+
+
 def message_flags(message: str) -> list[str]:
     """The command-line options a message names, in order, each once."""
     return list(dict.fromkeys(_FLAG.findall(message)))

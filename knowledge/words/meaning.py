@@ -126,6 +126,12 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             )
         return "A field of the request you sent has a value this code does not accept."
     if r.audience == "environment":
+        told = [c.code for c in r.clues if c.text.startswith("the message says to set ")]
+        if told:
+            return (
+                f"What you asked for works here only with {_listed(told)} set where {project} "
+                "starts, and the message says which value to give it."
+            )
         if "the network connection" in names:
             return (
                 "A connection from this machine failed (a download, or another server it talks "

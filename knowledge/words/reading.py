@@ -75,7 +75,7 @@ def read_site(
     info = SiteInfo(site.qualname, site.exception, resolved, handlers, text, site.path)
     nodes = [n for g in groups for n in g] + checked(site)
     kind, clues = who(flag_clues(flags), inputs, nodes, info, finder.of)
-    kind, clues = decided(site.origin, kind, clues)
+    kind, clues = decided(site.origin, kind, clues, text)
     return Reading(
         site=site,
         flags=tuple(flags),

@@ -654,3 +654,21 @@ def test_advice_that_prints_a_list_says_so_instead_of_the_expression() -> None:
     )
     advice = [s.text for s in ex.solutions if s.kind == "advice"]
     assert advice == ["Choose from the values the message lists"], advice
+
+
+def test_a_message_that_says_which_variable_to_set_addresses_the_user_not_a_bug() -> None:
+    searched = "19 callers and assignments followed; none reaches an input"
+    ex = explained(
+        """
+        def init_shapes(targets, fused):
+            if targets and fused:
+                raise ValueError(
+                    "LoRA targets the indexer, which is incompatible with fusion. "
+                    "Set SGLANG_DISABLE_FUSION=1 to disable fusion."
+                )
+        """,
+        origin=Origin("internal", (), (searched,), 2),
+    )
+    assert ex.who_hits_it.kind == "environment", ex.who_hits_it
+    assert "SGLANG_DISABLE_FUSION set where sglang starts" in ex.what_it_means.text
+    assert ex.solutions[0].text.startswith("Set SGLANG_DISABLE_FUSION=1"), ex.solutions[0]
