@@ -126,25 +126,7 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             )
         return "A field of the request you sent has a value this code does not accept."
     if r.audience == "environment":
-        told = [c.code for c in r.clues if c.text.startswith("the message says to set ")]
-        if told:
-            return (
-                f"What you asked for works here only with {_listed(told)} set where {project} "
-                "starts, and the message says which value to give it."
-            )
-        if "the network connection" in names:
-            return (
-                "A connection from this machine failed (a download, or another server it talks "
-                "to), and the code gave up: the network where it runs leads here, not a setting."
-            )
-        if names:
-            one = len(names) == 1
-            return (
-                f"The environment variable{'' if one else 's'} {_listed(names)}, as set where "
-                f"{project} starts, {'has a value' if one else 'have values'} this code does "
-                "not accept."
-            )
-        return f"An environment variable set where {project} starts is refused here."
+        return _environment_lead(r, names, project)
     if r.audience == "model_config":
         if names:
             fields = _listed([_code(n) for n in names])
@@ -230,6 +212,29 @@ def _first_sentence(said: list[str]) -> str:
         if not s.endswith(";"):
             break
     return " ".join(out)
+
+
+def _environment_lead(r: Reading, names: list[str], project: str) -> str:
+    """The first sentence when an environment variable (or the network) leads here."""
+    told = [c.code for c in r.clues if c.text.startswith("the message says to set ")]
+    if told:
+        return (
+            f"What you asked for works here only with {_listed(told)} set where {project} "
+            "starts, and the message says which value to give it."
+        )
+    if "the network connection" in names:
+        return (
+            "A connection from this machine failed (a download, or another server it talks "
+            "to), and the code gave up: the network where it runs leads here, not a setting."
+        )
+    if names:
+        one = len(names) == 1
+        return (
+            f"The environment variable{'' if one else 's'} {_listed(names)}, as set where "
+            f"{project} starts, {'has a value' if one else 'have values'} this code does "
+            "not accept."
+        )
+    return f"An environment variable set where {project} starts is refused here."
 
 
 def _internal_lead(site: Site, project: str) -> str:
