@@ -7,6 +7,8 @@ problem a message reports from its words. Plain string operations only.
 
 from __future__ import annotations
 
+import re
+
 from errkb.core.records import Template
 
 _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "approx", "no", "resp", "cf")
@@ -231,6 +233,15 @@ def placeholders(template: Template) -> list[str]:
 _REASON_MARKERS = (" because ", " since ", " as there is ", " due to ")
 
 
+# a parenthesis that states why (a limit, a need, a refusal), not one that spells out a name
+# ("(DeepSeek Sparse Attention)") or adds an exception ("(unified-memory MLA also allows ...)")
+_GIVES_REASON = re.compile(
+    r"\b(?:not|no|cannot|can't|only|requires?|needs?|must|because|since|unsupported|"
+    r"incompatible|missing|too)\b",
+    re.I,
+)
+
+
 def reason(template: Template) -> str | None:
     """Why the message says it fails, in its own words: a parenthesis, a "because" clause, a
     "no … scheme", or what the code "only supports"."""
@@ -247,7 +258,8 @@ def reason(template: Template) -> str | None:
         inner = text[start + 1 : end].strip()
         words = [w for w in inner.split() if w.isalpha()]
         if not inner.lower().startswith(("e.g", "i.e", "got", "default", "see")):
-            if "{" not in inner and len(words) >= 3 and not any(c in inner for c in "=*[]"):
+            plain = "{" not in inner and len(words) >= 3 and not any(c in inner for c in "=*[]")
+            if plain and _GIVES_REASON.search(inner):  # not "(DeepSeek Sparse Attention)"
                 return inner
     for s in sentences(text):
         sl = s.lower()

@@ -672,3 +672,24 @@ def test_a_message_that_says_which_variable_to_set_addresses_the_user_not_a_bug(
     assert ex.who_hits_it.kind == "environment", ex.who_hits_it
     assert "SGLANG_DISABLE_FUSION set where sglang starts" in ex.what_it_means.text
     assert ex.solutions[0].text.startswith("Set SGLANG_DISABLE_FUSION=1"), ex.solutions[0]
+
+
+def test_a_parenthesis_that_spells_out_a_name_is_not_the_reason() -> None:
+    ex = explained(
+        """
+        def validate(model_is_dsa):
+            if not model_is_dsa:
+                raise ValueError(
+                    "--enable-hisparse is only supported for DSA (DeepSeek Sparse Attention) models"
+                )
+        """
+    )
+    assert "reason: DeepSeek Sparse Attention" not in ex.what_it_means.text, ex.what_it_means
+    ex = explained(
+        """
+        def load(size):
+            if size > 4:
+                raise ValueError("cannot load the adapter (the rank must not exceed 4)")
+        """
+    )
+    assert "the rank must not exceed 4" in ex.what_it_means.text, ex.what_it_means
