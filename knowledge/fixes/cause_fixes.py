@@ -164,7 +164,10 @@ def hardware_fixes(r: Reading) -> list[Fix]:
         elif needs:
             text = f"Run it on a GPU of {needs}."
         else:
-            text = "Run it on hardware for which the check shown below does not hold."
+            text = (
+                "The code fails this way only on some GPUs or platforms (the conditions below "
+                "say which): run it on another kind, or with settings that avoid this code."
+            )
         origin = r.site.origin
         chooser = [
             n
