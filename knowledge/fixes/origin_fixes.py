@@ -57,17 +57,37 @@ def _input_fix(name: str, project: str) -> Fix | None:
         return Fix(
             "model",
             f"Check the model's configuration ({field} in its config.json): this code does not "
-            "accept the value it has. Serve a model (or a revision of it) that this code supports.",
+            f"accept {'the values they have' if ' and ' in field else 'the value it has'}. Serve "
+            "a model (or a revision of it) that this code supports.",
             _PROV,
         )
     return None
+
+
+_MODEL = ("config.json: ", "file: ")
 
 
 def input_fixes(origin: Origin | None, project: str) -> list[Fix]:
     """One fix per input the index reached, in its order."""
     if origin is None:
         return []
-    return [f for name in origin.inputs if (f := _input_fix(name, project)) is not None]
+    fields = [n.split(": ", 1)[1] for n in origin.inputs if n.startswith(_MODEL)]
+    out: list[Fix] = []
+    for name in origin.inputs:
+        if name.startswith(_MODEL):
+            if len(fields) > 1 and out and out[-1].kind == "model":
+                continue  # the model's fields in one fix, not one each
+            name = f"config.json: {_and(fields)}" if len(fields) > 1 else name
+        fix = _input_fix(name, project)
+        if fix is not None:
+            out.append(fix)
+    return out
+
+
+def _and(names: list[str]) -> str:
+    """ "a, b and c"."""
+    names = list(dict.fromkeys(names))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def path_flag(path: str, path_flags: tuple[tuple[str, str], ...]) -> str | None:

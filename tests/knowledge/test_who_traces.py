@@ -693,3 +693,20 @@ def test_a_parenthesis_that_spells_out_a_name_is_not_the_reason() -> None:
         """
     )
     assert "the rank must not exceed 4" in ex.what_it_means.text, ex.what_it_means
+
+
+def test_the_model_fields_the_index_reached_are_one_fix_not_one_each() -> None:
+    chain = ("`x` <- `config.hidden_size`: the model's configuration (config.json: hidden_size)",)
+    fields = ("config.json: hidden_size", "config.json: vocab_size", "config.json: head_dim")
+    ex = explained(
+        """
+        def build(x, y):
+            if x != y:
+                raise ValueError("sizes differ")
+        """,
+        origin=Origin("model_config", fields, chain, 1),
+    )
+    model = [s.text for s in ex.solutions if s.kind == "model"]
+    assert len(model) == 1, model
+    assert "(hidden_size, vocab_size and head_dim in its config.json)" in model[0], model
+    assert "the values they have" in model[0], model
