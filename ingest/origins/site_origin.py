@@ -82,8 +82,10 @@ def origin_of(site: Site, index: SnapshotIndex, rules: Rules) -> Origin | None:
     callers = max(check.callers, path.callers)
     if func is not None and callers < 0 and func.qualname.rsplit(".", 1)[-1] != "__init__":
         callers = len(index.callers(func, MAX_CALLERS))
-    if callers == 0 and func is not None and index.unsure(func):
-        callers = -1  # calls of that name were another class's: not a sign that none exist
+    if callers == 0 and func is not None and (index.unsure(func) or index.handed(site.path, func)):
+        # calls of that name were another class's, or the function is handed on by its name
+        # (a hook in a list, a callback): not a sign that nothing calls it
+        callers = -1
     network = _network(site)
     if network:  # raised while handling a failed connection: the machine's network
         check.found.append(("environment", "network: the network connection", network))

@@ -100,7 +100,8 @@ class SnapshotIndex:
         self._import_spots: dict[str, list[tuple[int, dict[str, str]]]] = {}
         self._folders: set[str] | None = None
         self.unsure_of: set[str] = set()  # methods whose calls were told apart by receiver
-        self._named: dict[str, frozenset[str]] = {}  # the capitalised words of a module
+        self._named: dict[str, frozenset[str]] = {}
+        self._folder_files: dict[str, list[str]] | None = None  # the capitalised words of a module
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, str]]) -> SnapshotIndex:
@@ -204,6 +205,31 @@ class SnapshotIndex:
         """True when calls of a method of that name were left out as another class's: finding
         none of its own does not show that nothing calls it."""
         return func.qualname in self.unsure_of
+
+    def handed(self, path: str, func: Func) -> bool:
+        """True when a function's name is written, not as a call nor its definition, in its own
+        module or another of its folder or the folder above (`HOOKS = [handle_x]`,
+        `register(handle_x)`): it is called through what it was handed to."""
+        name = func.qualname.rsplit(".", 1)[-1]
+        if func.owner or name.startswith("__"):
+            return False
+        folder = path.rpartition("/")[0]
+        if self._folder_files is None:
+            self._folder_files = defaultdict(list)
+            for p in self.texts:
+                self._folder_files[p.rpartition("/")[0]].append(p)
+        near = self._folder_files.get(folder, []) + self._folder_files.get(
+            folder.rpartition("/")[0], []
+        )
+        word = re.compile(rf"(?<![\w.'\"`]){re.escape(name)}\b(?![\s'\"`]*\()(?!['\"`])")
+        for other in near:
+            text = self.texts[other]
+            if name not in text:
+                continue
+            for m in word.finditer(text):
+                if not text.startswith("def ", max(0, m.start() - 4)):
+                    return True
+        return False
 
     def names(self, path: str, word: str) -> bool:
         """True when a module's text has the capitalised word (a class's name) anywhere."""

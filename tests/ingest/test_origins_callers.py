@@ -130,3 +130,28 @@ def test_an_assert_that_state_the_code_builds_is_set_is_internal_on_a_path_a_fla
     origin = _origin(files, site)
     assert origin.kind == "internal", origin  # not "--eps refuses that combination"
     assert origin.path_inputs == ("--eps",), origin  # the way around it
+
+
+def test_a_function_handed_on_by_its_name_is_not_said_to_have_no_caller() -> None:
+    files = {
+        **FILES,
+        "p/hooks/moe.py": (
+            "def handle_moe(server_args):\n"
+            "    if server_args.eps > 1:\n"
+            "        raise ValueError('moe')\n"
+            "def orphan(server_args):\n"
+            "    if server_args.eps > 2:\n"
+            "        raise ValueError('orphan')\n"
+        ),
+        "p/hooks/pipeline.py": (
+            "from p.hooks.moe import handle_moe\n"
+            "HOOKS = [handle_moe]\n"
+            "def run(server_args):\n"
+            "    for hook in HOOKS:\n"
+            "        hook(server_args)\n"
+        ),
+    }
+    handed = _origin(files, _site("p/hooks/moe.py", 3, "handle_moe", "server_args.eps > 1"))
+    assert handed.callers == -1, handed  # called through the list: not "no call found"
+    orphan = _origin(files, _site("p/hooks/moe.py", 6, "orphan", "server_args.eps > 2"))
+    assert orphan.callers == 0, orphan
