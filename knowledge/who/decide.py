@@ -17,7 +17,7 @@ from errkb.knowledge.who.said import REQUEST_DATA_REFUSED, message_envs
 
 _BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
 _FLAG = re.compile(r"--[\w-]+")
-# the first steps of an index chain that prove a check internal whatever its message says
+# steps of an index chain that prove a check internal whatever its message says
 _PROOFS = (NEVER_RUNS, UNIMPLEMENTED, "every caller passes a value", "the check needs ")
 _LINE = {
     "flag": "a server flag",

@@ -67,7 +67,9 @@ def who_hits_it(r: Reading) -> tuple[Audience, Derived, tuple[str, ...]]:
         first = [c.text for c in r.clues if c.kind == r.audience]
         others = [c.text for c in r.clues if c.kind != r.audience]
         # the site's own clues, and the traced steps that end at an input
-        reached = [c for c in first if c.endswith(")") or _own_clue(c)] or first[:1]
+        # (else the first that reaches anything: never a step where the trace stopped)
+        reached = [c for c in first if c.endswith(")") or _own_clue(c)]
+        reached = reached or [c for c in first if not _STOPPED.search(c)][:1] or first[:1]
         # the steps that end at an input of that class first (a chain of the index carries
         # its class on every step, even one that ends at another class's input)
         reached.sort(key=lambda c: _MARKS[r.audience].search(c) is None)
@@ -179,6 +181,8 @@ def _short_clue(text: str) -> str:
     if len(parts) == 1:
         return text
     first = parts[0].split(": ", 1)[0]
+    if _STOPPED.search(parts[-1]):  # not "`x` comes from no call of f shows what it gets"
+        return f"{first} was followed until the code no longer shows where it comes from"
     reason = _reason(parts[-1])
     clause = _CLAUSE.match(reason)
     if clause:  # "SGLANG_X is an environment variable (env: ...)": the environment variable

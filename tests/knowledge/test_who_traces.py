@@ -710,3 +710,21 @@ def test_the_model_fields_the_index_reached_are_one_fix_not_one_each() -> None:
     assert len(model) == 1, model
     assert "(hidden_size, vocab_size and head_dim in its config.json)" in model[0], model
     assert "the values they have" in model[0], model
+
+
+def test_the_who_sentence_never_says_a_value_comes_from_where_the_trace_stopped() -> None:
+    chain = (
+        "`len(compatible)` <- `self.supported()`: no call of Config.resolve shows what it gets",
+        "`requested` <- passed by Params.validate (action.py) as `self.task_type`: a request field",
+    )
+    ex = explained(
+        """
+        def resolve(requested, compatible):
+            if not requested and len(compatible) != 1:
+                raise ValueError("Specify task_type for this request")
+        """,
+        origin=Origin("request_field", ("request: task_type",), chain, 1),
+    )
+    assert ex.who_hits_it.kind == "request_field"
+    assert "comes from no call" not in ex.who_hits_it.text, ex.who_hits_it.text
+    assert "`requested` comes from a request field" in ex.who_hits_it.text, ex.who_hits_it.text
