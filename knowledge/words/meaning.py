@@ -141,6 +141,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             return "The GPU or platform you run on is not one this code supports" + (
                 "." if message_need else ", as the check below shows."
             )
+        if names == ["the parallelism sizes"]:
+            return (
+                "The way you split the model over GPUs (the tensor, data, expert or pipeline "
+                "parallel sizes) does not fit what this code needs."
+            )
         if names:
             return (
                 f"The hardware or parallelism you run with is not what this code supports "

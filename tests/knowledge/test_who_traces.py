@@ -728,3 +728,19 @@ def test_the_who_sentence_never_says_a_value_comes_from_where_the_trace_stopped(
     assert ex.who_hits_it.kind == "request_field"
     assert "comes from no call" not in ex.who_hits_it.text, ex.who_hits_it.text
     assert "`requested` comes from a request field" in ex.who_hits_it.text, ex.who_hits_it.text
+
+
+def test_a_parallelism_size_leads_with_how_the_model_is_split_over_the_gpus() -> None:
+    chain = (
+        "`world_size` <- `get_tp_size()`: a parallelism size (hardware: the parallelism sizes)",
+    )
+    ex = explained(
+        """
+        def all_to_all(heads, world_size):
+            if heads % world_size != 0:
+                raise ValueError(f"heads ({heads}) must be divisible by world_size ({world_size})")
+        """,
+        origin=Origin("hardware", ("hardware: the parallelism sizes",), chain, 1),
+    )
+    assert ex.who_hits_it.kind == "hardware"
+    assert ex.what_it_means.text.startswith("The way you split the model over GPUs"), ex
