@@ -70,13 +70,28 @@ def leaves(node: ast.AST) -> Iterator[ast.expr]:
             yield from leaves(shown[0])
             return
     if isinstance(node, ast.IfExp):  # the value is one branch; the test's literals only choose
-        yield from (x for x in leaves(node.test) if not isinstance(x, ast.Constant))
+        if _fixed(node.body) and _fixed(node.orelse):  # `torch.bf16 if envs.X else torch.f32`
+            yield from (x for x in leaves(node.test) if not isinstance(x, ast.Constant))
         yield from leaves(node.body)
         yield from leaves(node.orelse)
         return
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
             yield from leaves(child)
+
+
+def _fixed(node: ast.expr) -> bool:
+    """A branch the code writes out (a literal, a constant's name, `torch.float32`): the test
+    that picks it is what the value depends on. A branch that is itself computed carries its
+    own origin, and the test only chooses which."""
+    if isinstance(node, ast.Constant):
+        return True
+    chain = node
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+    if not isinstance(chain, ast.Name) or chain.id in ("self", "cls"):
+        return False
+    return isinstance(node, ast.Attribute) or chain.id.isupper()
 
 
 def root(node: ast.expr) -> str:

@@ -155,3 +155,23 @@ def test_a_function_handed_on_by_its_name_is_not_said_to_have_no_caller() -> Non
     assert handed.callers == -1, handed  # called through the list: not "no call found"
     orphan = _origin(files, _site("p/hooks/moe.py", 6, "orphan", "server_args.eps > 2"))
     assert orphan.callers == 0, orphan
+
+
+def test_a_test_that_chooses_between_computed_values_is_not_the_values_origin() -> None:
+    files = {
+        **FILES,
+        "p/pick.py": (
+            "class Pick:\n"
+            "    def run(self, server_args):\n"
+            "        meta = self.build() if server_args.eps > 1 else self.other()\n"
+            "        if meta < 0:\n"
+            "            raise ValueError('meta')\n"
+            "        dtype = 'bf16' if server_args.eps > 1 else 'fp32'\n"
+            "        if dtype == 'bf16':\n"
+            "            raise ValueError('dtype')\n"
+        ),
+    }
+    computed = _origin(files, _site("p/pick.py", 5, "Pick.run", "meta < 0"))
+    assert "--eps" not in computed.inputs, computed  # the test only picks one of two results
+    written = _origin(files, _site("p/pick.py", 8, "Pick.run", "dtype == 'bf16'"))
+    assert written.inputs == ("--eps",), written  # two literals: the test is the value's origin
