@@ -112,10 +112,7 @@ def _same_noun(receiver: str, owner: str) -> bool:
 
 def _module_receiver(text: str, at: int) -> bool:
     """True when the name before `.f(` is one the module imports (a module, or a class)."""
-    start = at - 1
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-        start -= 1
-    receiver = text[start : at - 1]
+    receiver = _receiver(text, at).rsplit(".", 1)[-1]
     if not receiver or receiver in ("self", "cls"):
         return False
     return re.search(rf"\bimport\b[^\n]*\b{re.escape(receiver)}\b", text) is not None
