@@ -235,7 +235,9 @@ class Nouns:
         last = text.rsplit(".", 1)[-1]
         if last.upper() == last.lstrip("_") and wordable(last, self.glossary):
             return "one of the " + phrase(last, self.glossary)
-        return f"a {last}" if last[:1].isupper() else syntax.code(text)
+        if not last[:1].isupper():
+            return syntax.code(text)
+        return f"{'an' if last[0] in 'AEIO' else 'a'} {last}"  # "an OutputBatch"
 
     def owner_words(self, part: str) -> str:
         """An owner in a chain: `get_platform` -> "platform", `model_config` -> "model config"."""

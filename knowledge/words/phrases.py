@@ -49,6 +49,10 @@ class Speaker(CallClauses):
                 return self.say(negate(inner))
             if isinstance(inner, ast.Compare) and syntax.is_range(inner):
                 return self._outside(inner)
+            if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.And):
+                # `not (a and b)`: one of them fails, each said on its own (not "`a and b` is
+                # false or empty")
+                return self.say(ast.BoolOp(ast.Or(), [negate(v) for v in inner.values]))
             return self._truth(inner, False)
         if isinstance(node, ast.BoolOp):
             joined = [self.say(v) for v in node.values]
@@ -95,7 +99,7 @@ class Speaker(CallClauses):
                 if "`" not in said:
                     return said
         if isinstance(node, ast.Call):
-            call = self._call(node, holds)
+            call = self._call(node, holds) or self._quantified(node, holds)
             if call is not None:
                 return call
         mod = syntax.modulo(node)
@@ -121,12 +125,31 @@ class Speaker(CallClauses):
                 return f"{subj} {VERBS[verb] if holds else neg_verb(verb)} {what}".strip()
             return f"{what} is {not_}{participle(verb)}"
         noun = self.noun(node)
+        if "`" in noun and isinstance(node, ast.Call):  # a call's answer, not a container
+            return f"{noun} returns {'true' if holds else 'false'}"
         if "`" in noun:
             return f"{noun} is {'true' if holds else 'false or empty'}"
         if name and parts(name)[:1] and parts(name)[0] in _VERB_NAMES and noun.startswith("the "):
             # `self.set_to_none`, `skip_warmup`: an option named by what it does
             return f"{noun.removeprefix('the ')} is {'on' if holds else 'off'}"
         return f"{noun} is {'set' if holds else 'unset or empty'}"
+
+    def _quantified(self, node: ast.Call, holds: bool) -> str | None:
+        """`all(t(x) for x in xs)` / `any(...)` over one plain loop: "for every x in xs, ..."
+        or "for some x in xs, ...", with the test said (negated where the call fails)."""
+        func = node.func
+        if not (isinstance(func, ast.Name) and func.id in ("all", "any") and len(node.args) == 1):
+            return None
+        arg = node.args[0]
+        if not isinstance(arg, ast.GeneratorExp | ast.ListComp) or len(arg.generators) != 1:
+            return None
+        loop = arg.generators[0]
+        if loop.ifs or not isinstance(loop.target, ast.Name):
+            return None
+        every = func.id == "all"
+        test = arg.elt if holds else negate(arg.elt)
+        quantifier = "every" if every == holds else "some"
+        return f"for {quantifier} {loop.target.id} in {self.noun(loop.iter)}, {self.say(test)}"
 
     def _compare(self, node: ast.Compare) -> str:
         if syntax.is_range(node):

@@ -165,6 +165,17 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
         ("offset > len(self)", "offset is greater than the length of this object"),
         # a tuple compared whole is one value, not alternatives ("differs from 32 or 32")
         ("tuple(block_size) != (32, 32)", "block size differs from (32, 32)"),
+        # `not (a and b)`: one of them fails, each said (not "`a and b` is false or empty")
+        (
+            "not (a.ndim == 2 and b.ndim == 3)",
+            "either the number of dimensions of a is not 2, or the number of dimensions of b",
+        ),
+        # all/any over a loop: for every / for some item, the test said
+        (
+            "not all((isinstance(o, OutputBatch) for o in outputs))",
+            "for some o in outputs, o is not an OutputBatch",
+        ),
+        ("any((x is None for x in items))", "for some x in items, there is no x"),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
