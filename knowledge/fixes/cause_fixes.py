@@ -219,8 +219,9 @@ def _env_listing(r: Reading) -> str:
     return "the environment variables that start with " + " or ".join(prefixes)
 
 
-def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
-    """Report it upstream, with what to include; said as a finding only for an internal case."""
+def report_fix(r: Reading, project: str, *, first: bool, alone: bool = False) -> Fix:
+    """Report it upstream, with what to include; said as a finding only for an internal case,
+    and as the only way on (`alone`) when no solution comes before it."""
     url = f"{r.web_url.rstrip('/')}/issues/new" if r.web_url else None
     where = f" at {url}" if url else ""
     items = [f"the {project} version", "the full command line or request", "the model"]
@@ -230,6 +231,11 @@ def report_fix(r: Reading, project: str, *, first: bool) -> Fix:
         text = (
             f"Report it to the {project} maintainers{where}: this is a check inside {project} that "
             f"your input did not break, so it points to a bug. Include {listed}."
+        )
+    elif alone:  # nothing above it to fall back from
+        text = (
+            f"Report it to the {project} maintainers{where}: the source does not show which of "
+            f"your inputs leads to this check, and they can tell. {include}."
         )
     else:
         text = (

@@ -129,7 +129,7 @@ def solutions(
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)
     if r.audience != "internal":
-        out.append(cause_fixes.report_fix(r, project, first=False))
+        out.append(cause_fixes.report_fix(r, project, first=False, alone=not out))
     quiet = swallowed.swallowed_fix(site) or origin_fixes.caught_fix(site.origin)
     return ([quiet] if quiet else []) + out + downs
 

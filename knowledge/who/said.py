@@ -48,6 +48,13 @@ WEIGHTS_SAID = "the message is about the checkpoint's weights"
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
 
 
+# Words that make the media a message names the pipeline's own (an image processor's output,
+# generated audio, latents, features), not the data a request sent
+_PIPELINE_DATA = re.compile(
+    r"\b(?:generated|latents?|prepared|features?|processors?|embeddings?)\b", re.I
+)
+
+
 def message_says(
     message: str,
 ) -> tuple[Literal["hardware", "model_config", "request_field", "flag"], str] | None:
@@ -56,10 +63,11 @@ def message_says(
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):
         return "model_config", WEIGHTS_SAID
-    if _REQUEST_DATA_REFUSED.search(message):
-        return "request_field", REQUEST_DATA_REFUSED
-    if _REQUEST_DATA.search(message):
-        return "request_field", "the message is about the data the request sent"
+    if not _PIPELINE_DATA.search(message):
+        if _REQUEST_DATA_REFUSED.search(message):
+            return "request_field", REQUEST_DATA_REFUSED
+        if _REQUEST_DATA.search(message):
+            return "request_field", "the message is about the data the request sent"
     if flags := message_flags(message):
         return "flag", f"the message names {flags[0]}"
     return None

@@ -744,3 +744,37 @@ def test_a_parallelism_size_leads_with_how_the_model_is_split_over_the_gpus() ->
     )
     assert ex.who_hits_it.kind == "hardware"
     assert ex.what_it_means.text.startswith("The way you split the model over GPUs"), ex
+
+
+def test_media_the_pipeline_makes_is_not_the_request_the_user_sent() -> None:
+    # an image processor's output and generated audio are sglang's own data, not the request's
+    for message in (
+        "Qwen-VL image processor must return pixel_values.",
+        "generated MiniMax H3 MP4 audio must be mono, got {channels}",
+    ):
+        ex = _indexed(
+            f"""
+            class Processor:
+                def check(self, features):
+                    if features is None:
+                        raise ValueError(f"{message}")
+                    return features
+            """,
+            "ValueError",
+        )
+        assert ex.who_hits_it.kind != "request_field", (message, ex.who_hits_it)
+
+
+def test_a_report_with_nothing_before_it_does_not_say_if_none_of_the_above() -> None:
+    ex = _indexed(
+        """
+        class Stage:
+            def run(self, value):
+                if value is None:
+                    raise RuntimeError("stage failed")
+        """,
+        "RuntimeError",
+    )
+    first = ex.solutions[0]
+    assert first.kind == "report", ex.solutions
+    assert "none of the above" not in first.text and "Report it to" in first.text, first.text
