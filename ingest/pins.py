@@ -64,6 +64,9 @@ class RepoPin(BaseModel):
     # [repos.path_flags] "*/layers/attention/*" = "--attention-backend": the flag or environment
     # variable that chooses the code in those files, offered as the way around an internal check
     path_flags: tuple[tuple[str, str], ...] = ()
+    # What to change when a message says memory ran out ("Prefill out of memory"): the project's
+    # own advice on the settings that size the memory its server takes. Empty: none.
+    memory_advice: str = ""
 
     @field_validator("path_prefix")
     @classmethod
@@ -183,6 +186,7 @@ class RepoPin(BaseModel):
             request_aliases=self.request_aliases,
             distributions=self.distributions,
             path_flags=self.path_flags,
+            memory_advice=self.memory_advice,
         )
 
     @field_validator("exceptions", "lookups", "own_packages")

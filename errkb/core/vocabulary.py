@@ -35,6 +35,8 @@ class Vocabulary:
     distributions: tuple[tuple[str, str], ...] = ()
     # a path glob -> the flag or environment variable that chooses the code in those files
     path_flags: tuple[tuple[str, str], ...] = ()
+    # what to change when a message says memory ran out: the settings that size the memory
+    memory_advice: str = ""
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> Vocabulary:
@@ -64,6 +66,7 @@ class Vocabulary:
             request_aliases=tuple(sorted((str(k), str(v)) for k, v in aliases.items())),
             distributions=pairs,
             path_flags=tuple((str(k), str(v)) for k, v in (raw.get("path_flags") or {}).items()),
+            memory_advice=str(raw.get("memory_advice") or ""),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -80,6 +83,7 @@ class Vocabulary:
             "request_aliases": dict(self.request_aliases),
             "distributions": _grouped(self.distributions),
             "path_flags": dict(self.path_flags),
+            "memory_advice": self.memory_advice,
         }
 
 

@@ -17,7 +17,7 @@ from errkb.knowledge.facts import Fix, Provenance
 from errkb.knowledge.origins import hardware
 from errkb.knowledge.origins.requirements import Requirement, required_version
 from errkb.knowledge.who.evidence import WhoKind
-from errkb.knowledge.who.said import WEIGHTS_SAID, message_says
+from errkb.knowledge.who.said import MEMORY_SAID, WEIGHTS_SAID, message_says
 from errkb.knowledge.words.reading import Reading
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
@@ -146,6 +146,11 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     clues = [c for c in r.clues if c.kind == "hardware"]
     if not clues:
         return []
+    advice = r.finder.vocab.memory_advice
+    if advice and any(c.text == MEMORY_SAID for c in clues):
+        # the project's own advice on its memory settings, the flags it names first
+        flag = re.search(r"(?<![\w-])--[a-z][\w-]*", advice)
+        return [Fix("flag", advice, _PROV, flag=flag.group(0) if flag else None)]
     parallel = any("parallelism" in c.text for c in clues)
     what = "the parallelism settings" if parallel else "the GPU or platform in use"
     text = f"This depends on {what}."

@@ -74,6 +74,9 @@ def _environment_fixes(site: Site) -> list[Fix]:
 # a list the message shows, not words of the advice
 _LISTED = re.compile(r"\{[^{}]*[^\w.{}!:][^{}]*\}")
 _MESSAGE: tuple[Provenance, ...] = ("derived:message",)
+# a placeholder glued after the sentence's end ("increase --mem-fraction-static.{msg}"): more
+# text the message prints, not words of the advice
+_TRAILING = re.compile(r"(?<=[.!?])\{[^{}]*\}$")
 
 
 def solutions(
@@ -92,7 +95,11 @@ def solutions(
     """Every solution, concrete ones first; never empty."""
     r = reading or read_site(site, flags, Vocabulary())
     advice = [
-        Fix("advice", _capitalized(_LISTED.sub("the values the message lists", s)), _MESSAGE)
+        Fix(
+            "advice",
+            _capitalized(_LISTED.sub("the values the message lists", _TRAILING.sub("", s))),
+            _MESSAGE,
+        )
         for s in message.advice(site.template)
     ]
     flag_fixes = flag_fixes_of(flags, r.resolved, site.template.literal_text)

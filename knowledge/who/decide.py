@@ -13,7 +13,12 @@ import re
 
 from errkb.core.origin import NEVER_RUNS, UNIMPLEMENTED, Origin
 from errkb.knowledge.who.evidence import Clue, WhoKind
-from errkb.knowledge.who.said import REQUEST_DATA_REFUSED, message_envs
+from errkb.knowledge.who.said import (
+    MEMORY_SAID,
+    REQUEST_DATA_REFUSED,
+    message_envs,
+    says_out_of_memory,
+)
 
 _BOTH_WAYS = re.compile(r"the check needs \S+ off, and the value it tests is set only with")
 _FLAG = re.compile(r"--[\w-]+")
@@ -54,6 +59,12 @@ def decided(
     if origin.kind == "test":
         return "test", [Clue("test", s, "") for s in origin.chain[:1]]
     traced = origin_clues(origin)
+    if says_out_of_memory(message) and not any(
+        p in s for s in origin.chain for p in (NEVER_RUNS, UNIMPLEMENTED)
+    ):
+        # "Decode out of memory": the load and the memory settings, whatever values the check
+        # compares (the allocator's own counts)
+        return "hardware", [Clue("hardware", MEMORY_SAID, ""), *traced]
     linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
     named_flag = [c for c in clues if c.kind == "flag" and "the message names" in c.text]
     chosen = set(origin.inputs) | set(origin.path_inputs)

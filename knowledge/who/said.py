@@ -42,6 +42,19 @@ _REQUEST_DATA_REFUSED = re.compile(
     re.I,
 )
 REQUEST_DATA_REFUSED = "the message says the data the request sent is too large or unreadable"
+# A message that says memory ran out ("Prefill out of memory", "alloc_req_slots runs out of
+# memory", "Not enough memory"): what the server was asked to hold did not fit in its memory
+_OUT_OF_MEMORY = re.compile(
+    r"\b(?:(?:runs?|ran) )?out of (?:GPU |device )?memory\b|\bnot enough (?:GPU )?memory\b", re.I
+)
+MEMORY_SAID = "the message says memory ran out"
+
+
+def says_out_of_memory(message: str) -> bool:
+    """True when the message says memory ran out."""
+    return _OUT_OF_MEMORY.search(message) is not None
+
+
 WEIGHTS_SAID = "the message is about the checkpoint's weights"
 # A command-line option the message names ("Point --component_paths.vae at the weights"): the
 # message tells the user which setting to change, even one the flag catalog does not hold
@@ -59,6 +72,8 @@ def message_says(
     message: str,
 ) -> tuple[Literal["hardware", "model_config", "request_field", "flag"], str] | None:
     """(the class, the clue's words) of what the message says the check is about, or None."""
+    if says_out_of_memory(message):
+        return "hardware", MEMORY_SAID
     if _HARDWARE_NEED.search(message):
         return "hardware", "the message says which hardware this code needs"
     if _WEIGHT_WORDS.search(message):

@@ -17,7 +17,7 @@ from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
 from errkb.knowledge.origins.hardware import stated as hardware_stated
-from errkb.knowledge.who.said import REQUEST_DATA_REFUSED, message_flags
+from errkb.knowledge.who.said import MEMORY_SAID, REQUEST_DATA_REFUSED, message_flags
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading
 
@@ -136,6 +136,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
             )
         return "The model you serve has a configuration or weights this code does not accept."
     if r.audience == "hardware":
+        if any(c.text == MEMORY_SAID for c in r.clues):
+            return (
+                "The server ran out of memory here: what it was asked to hold at once (the "
+                "requests and tokens in flight) did not fit in the GPU memory set aside for it."
+            )
         if names == [_PLATFORM]:
             message_need = hardware_stated(site.template)
             return "The GPU or platform you run on is not one this code supports" + (

@@ -183,8 +183,16 @@ def _reports(sentence: str) -> bool:
     return words[1] == "of" or words[1] in _REPORTED or words[2] in _REPORTED  # "use of x"
 
 
+# "Try to allocate {n} tokens": what the code tried, not what the reader should try
+_TRIED = re.compile(
+    r"^\s*try(?:ing)? to (?:allocate|load|fetch|read|open|connect|find|access|get)\b", re.I
+)
+
+
 def is_advice(sentence: str) -> bool:
     """True when a sentence tells the reader what to do."""
+    if _TRIED.match(sentence):
+        return False
     low = " " + " ".join(sentence.lower().split()) + " "
     if any(" " + p in low for p in _ADVICE_PHRASES):
         return True

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from errkb.core.origin import Origin
 from errkb.core.records import ExtractConfig
+from errkb.core.vocabulary import Vocabulary
 from errkb.ingest.extract import extract_file
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
@@ -778,3 +779,37 @@ def test_a_report_with_nothing_before_it_does_not_say_if_none_of_the_above() -> 
     first = ex.solutions[0]
     assert first.kind == "report", ex.solutions
     assert "none of the above" not in first.text and "Report it to" in first.text, first.text
+
+
+def test_a_message_that_says_memory_ran_out_is_the_memory_settings_not_an_internal_check() -> None:
+    # the allocator's own counts are what the check compares: traced, they are internal; the
+    # message says what the user meets (too much asked of the GPU memory) and the pins' advice
+    # names the settings that size it
+    ex = _indexed(
+        """
+        class Allocator:
+            def alloc(self, need):
+                out = self.pool.take(need)
+                if out is None:
+                    raise RuntimeError(
+                        f"Decode out of memory. Try to lower your batch size.\\n"
+                        f"Try to allocate {need} tokens. "
+                        f"Please increase --mem-fraction-static.{need}"
+                    )
+                return out
+        """,
+        "RuntimeError",
+    )
+    assert ex.who_hits_it.kind == "hardware", ex.who_hits_it
+    assert ex.what_it_means.text.startswith("The server ran out of memory here"), ex.what_it_means
+    flags = [s for s in ex.solutions if s.kind == "flag"]
+    assert flags and flags[0].text == VOCAB.memory_advice, ex.solutions
+    assert flags[0].flag == "--max-running-requests"
+    # the advice is kept in the repo row's vocabulary, which the entries are explained from
+    assert Vocabulary.from_json(VOCAB.to_json()).memory_advice == VOCAB.memory_advice != ""
+    # what the code tried is not advice, and a placeholder glued after a sentence is not part
+    # of it
+    advice = [s.text for s in ex.solutions if s.kind == "advice"]
+    assert advice == ["Try to lower your batch size.", "Please increase --mem-fraction-static."], (
+        advice
+    )
