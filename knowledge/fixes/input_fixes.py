@@ -70,7 +70,7 @@ def _presence(r: Reading, found: Input) -> str | None:
     return None
 
 
-def _asked(r: Reading) -> str:
+def asked_of(r: Reading) -> str:
     """The message's first sentence, as a reader sees it ("" when it has no words)."""
     if not r.site.template.literal_text.strip():
         return ""
@@ -90,7 +90,7 @@ def request_fixes(r: Reading) -> list[Fix]:
         if alias:
             where += f" ({alias})"
         presence = _presence(r, found)
-        asked = _asked(r)
+        asked = asked_of(r)
         if presence is not None:  # the field is sent, or left out: the other way round
             text = presence
         elif need is not None and ("`" not in need[1] or not asked):

@@ -16,8 +16,11 @@ from errkb.knowledge.facts import Fix, Provenance
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 
 
-def _input_fix(name: str, project: str) -> Fix | None:
+def _input_fix(name: str, project: str, asked: str = "") -> Fix | None:
+    """The fix of one input the index reached; `asked` is the message's first sentence, which
+    says what the check wants of it better than "the check depends on its value"."""
     kind, _, value = name.partition(": ")
+    wants = f": the check refuses the value it has; the message says: “{asked}”." if asked else ""
     if kind == "network":
         return Fix(
             "environment",
@@ -30,24 +33,24 @@ def _input_fix(name: str, project: str) -> Fix | None:
     if name.startswith("--"):
         return Fix(
             "flag",
-            f"Change {name} (or leave it out) when you start {project}: the failing check "
-            "depends on its value.",
+            f"Change {name} (or leave it out) when you start {project}"
+            + (wants or ": the failing check depends on its value."),
             _PROV,
             flag=name,
         )
     if kind == "request":
         return Fix(
             "request_field",
-            f"Change `{value}` in the request (or leave it out): the failing check depends on "
-            "its value.",
+            f"Change `{value}` in the request (or leave it out)"
+            + (wants or ": the failing check depends on its value."),
             _PROV,
             input=value,
         )
     if kind == "env":
         return Fix(
             "environment",
-            f"Unset {value} (or give it another value) where {project} starts: the failing "
-            "check depends on it.",
+            f"Unset {value} (or give it another value) where {project} starts"
+            + (wants or ": the failing check depends on it."),
             _PROV,
             command=f"unset {value}",
             input=value,
@@ -67,8 +70,9 @@ def _input_fix(name: str, project: str) -> Fix | None:
 _MODEL = ("config.json: ", "file: ")
 
 
-def input_fixes(origin: Origin | None, project: str) -> list[Fix]:
-    """One fix per input the index reached, in its order."""
+def input_fixes(origin: Origin | None, project: str, asked: str = "") -> list[Fix]:
+    """One fix per input the index reached, in its order (`asked`: the message's first
+    sentence, quoted as what the check wants)."""
     if origin is None:
         return []
     fields = [n.split(": ", 1)[1] for n in origin.inputs if n.startswith(_MODEL)]
@@ -78,7 +82,7 @@ def input_fixes(origin: Origin | None, project: str) -> list[Fix]:
             if len(fields) > 1 and out and out[-1].kind == "model":
                 continue  # the model's fields in one fix, not one each
             name = f"config.json: {_and(fields)}" if len(fields) > 1 else name
-        fix = _input_fix(name, project)
+        fix = _input_fix(name, project, asked)
         if fix is not None:
             out.append(fix)
     return out

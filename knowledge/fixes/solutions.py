@@ -116,7 +116,9 @@ def solutions(
         # accessor, not linked to the guard), before any other class's fixes
         kind = "model" if r.audience == "model_config" else r.audience
         by_cause[r.audience] = [
-            f for f in origin_fixes.input_fixes(site.origin, project) if f.kind == kind
+            f
+            for f in origin_fixes.input_fixes(site.origin, project, input_fixes.asked_of(r))
+            if f.kind == kind
         ]
     # the fixes of the cause the evidence points to first, then the others in their order
     order = sorted(by_cause, key=lambda k: k != r.audience)
@@ -131,7 +133,7 @@ def solutions(
     else:
         out = advice + [f for k in order for f in by_cause[k]]
         if not out:  # the inputs the index reached, when nothing more specific names one
-            out = origin_fixes.input_fixes(site.origin, project)
+            out = origin_fixes.input_fixes(site.origin, project, input_fixes.asked_of(r))
         out += ups
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)

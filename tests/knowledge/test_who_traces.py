@@ -813,3 +813,18 @@ def test_a_message_that_says_memory_ran_out_is_the_memory_settings_not_an_intern
     assert advice == ["Try to lower your batch size.", "Please increase --mem-fraction-static."], (
         advice
     )
+
+
+def test_the_fix_of_a_traced_flag_quotes_what_the_message_asks_for() -> None:
+    ex = explained(
+        """
+        def pool_sizes(page_size):
+            if page_size % 128 != 0:
+                raise ValueError("page_size must be multiple of 128 for compressed attention.")
+        """,
+        origin=Origin("flag", ("--page-size",), ("`page_size`: a server setting",), 1),
+    )
+    first = ex.solutions[0]
+    assert first.kind == "flag" and first.flag == "--page-size", ex.solutions
+    assert "“page_size must be multiple of 128 for compressed attention”" in first.text, first
+    assert "depends on its value" not in first.text
