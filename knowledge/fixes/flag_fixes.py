@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from errkb.knowledge.facts import Fix, Involvement, Provenance
 from errkb.knowledge.fixes.commands import escape
@@ -80,6 +81,39 @@ def _says_leave_out(message: str, inv: Involvement) -> bool:
     return False
 
 
+# "--x requires --y", "please specify --y", "--y must be set": the message asks for the flag (the
+# words before it in its sentence, or after it); "--y=1", "--y set to 1": the value it asks for
+_NEEDS_BEFORE = re.compile(
+    r"\b(?:requires?|needs?|please (?:set|specify|provide|pass|add|use)|"
+    r"must (?:also )?(?:set|specify|pass|use))\b[^.;]*$",
+    re.I,
+)
+_NEEDS_AFTER = re.compile(
+    r"^`?\s*(?:(?:must|should|needs? to)(?: also)? be|to be) "
+    r"(?:set|specified|provided|given|passed)\b",
+    re.I,
+)
+# "--x requires --y to be disabled": asked to be off, which is not a flag to add
+_OFF_AFTER = re.compile(r"^`?[^.;]{0,30}?\b(?:disabled|off|unset|false|none|not set)\b", re.I)
+_VALUE_AFTER = re.compile(r"^`?(?:=|\s+set to\s+)([\w.-]+)")
+
+
+def _asked_for(message: str, inv: Involvement) -> tuple[str] | tuple[()] | None:
+    """What the message asks of a flag it names: (value,) when it gives one, () when it only
+    asks for the flag to be given, None when it does not ask for it."""
+    at = message.find(inv.flag)
+    if at < 0:
+        return None
+    end = at + len(inv.flag)
+    if message[end : end + 1].isalnum() or message[end : end + 1] == "-":
+        return None  # a longer flag's prefix
+    before, after = message[max(0, at - 60) : at], message[end:]
+    if not (_NEEDS_BEFORE.search(before) or _NEEDS_AFTER.match(after)) or _OFF_AFTER.match(after):
+        return None
+    value = _VALUE_AFTER.match(after)
+    return (value.group(1),) if value else ()
+
+
 def flag_fixes_of(
     flags: list[Involvement], resolved: dict[str, str], message: str = ""
 ) -> list[Fix]:
@@ -106,10 +140,22 @@ def flag_fixes_of(
             text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
             text += _tested_part(f, resolved)
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
+    asked: list[Fix] = []  # the flags the message asks for: the first way out
     for f in flags:
         if not f.in_condition and f.in_message:
             dflt = default_words(f)
             text = f"The message names {flag_name(f)}{f' ({dflt})' if dflt else ''}"
+            wanted = _asked_for(message, f) if f.cli else None
+            if wanted is not None:
+                text = (
+                    f"Run with {f.flag} {wanted[0]}: the message asks for that value"
+                    if wanted
+                    else f"Add {f.flag}, with the value you need, to the command line: the "
+                    "message says it is required"
+                )
+                fix = Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"))
+                asked.append(replace(fix, flag=f.flag))
+                continue
             if f.cli and _says_leave_out(message, f):
                 text = (
                     f"Remove {flag_name(f)} from the command line{f' ({dflt})' if dflt else ''}:"
@@ -118,4 +164,4 @@ def flag_fixes_of(
             out.append(
                 Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
             )
-    return out
+    return asked + out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from errkb.core.records import (
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement
+from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
 from errkb.knowledge.origins.values import raising_and_fixing
 from errkb.knowledge.words.guard import groups
 from errkb.knowledge.words.intent import intent
@@ -457,3 +459,34 @@ def test_a_two_part_glossary_entry_wins_over_its_parts() -> None:
     assert phrase("triton_scaled_mm", glossary) == "triton scaled matrix multiplication"
     assert phrase("get_mm_data", glossary) == "get multimodal data"
     assert phrase("scaled", glossary) == "scaled"
+
+
+@pytest.mark.parametrize(
+    ("message", "first"),
+    [
+        (
+            "--enable-ssl-refresh requires --ssl-certfile and --ssl-keyfile to be specified.",
+            "Add --ssl-certfile, with the value you need, to the command line",
+        ),
+        ("--tokenize-prompt requires --gsp-num-turns=1", "Run with --gsp-num-turns 1"),
+        ("--cp-strategy must be set when --enable-prefill-cp is enabled.", "Add --cp-strategy"),
+    ],
+)
+def test_a_flag_the_message_asks_for_is_the_first_way_out(message: str, first: str) -> None:
+    # the message names the flag the user must add: that comes before dropping the one set
+    flags = [
+        Involvement(flag=name, dest=name[2:].replace("-", "_"), sides=("message",))
+        for name in re.findall(r"--[a-z][\w-]*[a-z0-9]", message)
+    ]
+    fixes = flag_fixes_of(flags, {}, message)
+    assert fixes[0].text.startswith(first), fixes
+    assert fixes[0].flag in message
+
+
+def test_a_flag_the_message_asks_to_turn_off_is_not_one_to_add() -> None:
+    message = "--enable-foo requires --enable-bar to be disabled."
+    flags = [
+        Involvement(flag=name, dest=name[2:].replace("-", "_"), sides=("message",))
+        for name in ("--enable-foo", "--enable-bar")
+    ]
+    assert not any(f.text.startswith("Add") for f in flag_fixes_of(flags, {}, message))
