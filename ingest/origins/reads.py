@@ -42,6 +42,10 @@ _DEPENDENCY = re.compile(
 _MACHINE = re.compile(
     r"pin_memory|cuda|gpu|npu|xpu|hpu|cpu|amx|avx|device|fp8_hw|nvlink|rdma", re.I
 )
+# what the machine runs: its operating system and processor, read from the standard library
+_OPERATING_SYSTEM = frozenset(
+    "sys.platform platform.system platform.machine platform.processor os.name os.uname".split()
+)
 _TENSOR = frozenset(
     "shape ndim dim size numel stride is_contiguous storage_offset dtype is_floating_point "
     "device is_cuda is_cpu layout data_ptr element_size nbytes itemsize".split()
@@ -176,6 +180,8 @@ def _read_of(node: ast.expr, path: str, rules: Rules) -> Read:
     if env:
         return Read("input", "environment", f"env: {env}", f"{env} is an environment variable")
     last = bare[-1]
+    if ".".join(bare[:2]) in _OPERATING_SYSTEM:  # `sys.platform != "linux"`
+        return Read("input", "hardware", "hardware: the operating system or CPU", "the machine")
     # a server flag: a settings object's field, or a field read through a settings accessor
     # (a group's field is the flag of the group's name and its own: `moe.runner_backend`)
     dest = last if rules.flag(last) else f"{bare[-2]}_{last}" if len(bare) >= 2 else ""

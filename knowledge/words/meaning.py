@@ -71,6 +71,7 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
 
 
 _PLATFORM = "the GPU or platform"
+_SYSTEM = "the operating system or CPU"  # `sys.platform`, `platform.machine()`
 
 
 def named_inputs(
@@ -141,10 +142,11 @@ def lead(site: Site, r: Reading, flags: list[Involvement], project: str) -> str:
                 "The server ran out of memory here: what it was asked to hold at once (the "
                 "requests and tokens in flight) did not fit in the GPU memory set aside for it."
             )
-        if names == [_PLATFORM]:
+        if names in ([_PLATFORM], [_SYSTEM]):
             message_need = hardware_stated(site.template)
-            return "The GPU or platform you run on is not one this code supports" + (
-                "." if message_need else ", as the check below shows."
+            return (
+                f"The {names[0].removeprefix('the ')} you run on is not one this code supports"
+                + ("." if message_need else ", as the check below shows.")
             )
         if names == ["the parallelism sizes"]:
             return (

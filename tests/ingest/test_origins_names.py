@@ -375,3 +375,17 @@ def test_a_package_test_of_the_machine_is_the_hardware() -> None:
     }
     origin = _traced(files, _site("p/pool.py", 4, "alloc", ("not is_pin_memory_available()",)))
     assert origin.kind == "hardware", origin.chain
+
+
+def test_the_operating_system_a_check_reads_is_the_machine() -> None:
+    files = {
+        "p/tree.py": (
+            "import sys\n"
+            "def build():\n"
+            "    if sys.platform != 'linux':\n"
+            "        raise RuntimeError('the extension supports Linux only')\n"
+        ),
+    }
+    origin = _traced(files, _site("p/tree.py", 4, "build", ("sys.platform != 'linux'",)))
+    assert origin.kind == "hardware", origin.chain
+    assert origin.inputs == ("hardware: the operating system or CPU",), origin.inputs

@@ -828,3 +828,19 @@ def test_the_fix_of_a_traced_flag_quotes_what_the_message_asks_for() -> None:
     assert first.kind == "flag" and first.flag == "--page-size", ex.solutions
     assert "“page_size must be multiple of 128 for compressed attention”" in first.text, first
     assert "depends on its value" not in first.text
+
+
+def test_a_check_of_the_operating_system_says_so() -> None:
+    ex = _indexed(
+        """
+        import sys
+
+        def build():
+            if sys.platform != "linux":
+                raise RuntimeError("the Rust TreeCore extension currently supports Linux only")
+        """,
+        "RuntimeError",
+    )
+    assert ex.who_hits_it.kind == "hardware", ex.who_hits_it
+    lead = "The operating system or CPU you run on is not one this code supports"
+    assert ex.what_it_means.text.startswith(lead), ex.what_it_means
