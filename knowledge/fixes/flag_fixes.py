@@ -115,9 +115,10 @@ def _asked_for(message: str, inv: Involvement) -> tuple[str] | tuple[()] | None:
 
 
 def flag_fixes_of(
-    flags: list[Involvement], resolved: dict[str, str], message: str = ""
+    flags: list[Involvement], resolved: dict[str, str], message: str = "", asked: str = ""
 ) -> list[Fix]:
-    """A solution for each flag the guard tests, then for each the message names."""
+    """A solution for each flag the guard tests, then for each the message names; `asked` is
+    the message's first sentence, which says what the check wants better than its code."""
     prov: tuple[Provenance, ...] = ("derived:flags", "derived:conditions")
     out: list[Fix] = []
     ordered = sorted(
@@ -137,8 +138,12 @@ def flag_fixes_of(
             if f.cli and f.dest != f.flag.lstrip("-").replace("-", "_"):
                 said.append(f"the code reads it as {f.dest}")  # --elastic-ep-join-rank-offset
             dflt = "; ".join(w for w in said if w)
-            text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
-            text += _tested_part(f, resolved)
+            if asked:
+                text = f"Check the value you gave {flag_name(f)}{f' ({dflt})' if dflt else ''}:"
+                text += f" the message says what the check wants: “{asked}”"
+            else:
+                text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
+                text += _tested_part(f, resolved)
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
     asked: list[Fix] = []  # the flags the message asks for: the first way out
     for f in flags:

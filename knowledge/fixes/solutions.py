@@ -102,7 +102,9 @@ def solutions(
         )
         for s in message.advice(site.template)
     ]
-    flag_fixes = flag_fixes_of(flags, r.resolved, site.template.literal_text)
+    flag_fixes = flag_fixes_of(
+        flags, r.resolved, site.template.literal_text, input_fixes.asked_of(r)
+    )
     by_cause: dict[str, list[Fix]] = {
         "flag": flag_fixes,
         "request_field": input_fixes.request_fixes(r),

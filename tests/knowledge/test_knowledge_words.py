@@ -490,3 +490,21 @@ def test_a_flag_the_message_asks_to_turn_off_is_not_one_to_add() -> None:
         for name in ("--enable-foo", "--enable-bar")
     ]
     assert not any(f.text.startswith("Add") for f in flag_fixes_of(flags, {}, message))
+
+
+def test_a_flag_fix_quotes_the_message_rather_than_the_guard_code() -> None:
+    flag = Involvement(
+        flag="--prompt-tokens-buckets",
+        dest="prompt_tokens_buckets",
+        sides=("condition",),
+        polarity="other",
+        condition="not (not buckets_rule)",
+        via="buckets_rule",
+    )
+    resolved = {"buckets_rule": "(cfg.prompt_tokens_buckets, cfg.generation_tokens_buckets)"}
+    asked = "custom rule bucket values must be numeric"
+    (fix,) = flag_fixes_of([flag], resolved, "", asked)
+    assert f"the message says what the check wants: “{asked}”" in fix.text, fix.text
+    assert "`" not in fix.text
+    (fix,) = flag_fixes_of([flag], resolved, "")  # no message: the guard's code is all we have
+    assert "the guard tests `not (not buckets_rule)`" in fix.text
