@@ -205,7 +205,9 @@ def flag_state(inv: Involvement) -> str:
         return f"{name} is none of {', '.join(literal_values(inv.value) or [shown])}"
     if polarity == "other" and inv.value:
         return f"{name} {inv.value}"
-    return f"{name} is read by {code(inv.condition or '')}"
+    # read in a way no single value says (`not (not buckets_rule)`): the conditions list shows
+    # the code; here the flag is named as the user set it
+    return f"{name} set to a value the check refuses"
 
 
 def _is_bool(inv: Involvement) -> bool:

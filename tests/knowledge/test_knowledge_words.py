@@ -31,6 +31,7 @@ from errkb.knowledge.origins.values import raising_and_fixing
 from errkb.knowledge.words.guard import groups
 from errkb.knowledge.words.intent import intent
 from errkb.knowledge.words.names import phrase
+from errkb.knowledge.words.wording import flag_state
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
@@ -508,3 +509,15 @@ def test_a_flag_fix_quotes_the_message_rather_than_the_guard_code() -> None:
     assert "`" not in fix.text
     (fix,) = flag_fixes_of([flag], resolved, "")  # no message: the guard's code is all we have
     assert "the guard tests `not (not buckets_rule)`" in fix.text
+
+
+def test_a_flag_read_in_a_complex_way_is_named_as_set_not_as_code() -> None:
+    flag = Involvement(
+        flag="--prompt-tokens-buckets",
+        dest="prompt_tokens_buckets",
+        sides=("condition",),
+        polarity="other",
+        condition="not (not buckets_rule)",
+    )
+    said = flag_state(flag)
+    assert said == "--prompt-tokens-buckets set to a value the check refuses", said
