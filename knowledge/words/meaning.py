@@ -208,7 +208,7 @@ def why(site: Site) -> tuple[list[str], list[Provenance]]:
         who = (
             "A comment at the check says"
             if source == "derived:comments"
-            else "Its documentation says"
+            else "The function that raises it is documented as"
         )
         out.append(f"{who}: “{text.replace('`', '')}”")
         prov.append(source)

@@ -154,7 +154,7 @@ def test_a_docstring_that_restates_the_name_and_a_kind_the_guard_already_says_ar
         "ValueError",
     )
     text = explain_error(told, [], None, project="demo").what_it_means.text
-    assert "Its documentation says: “Split the cache into pages" in text
+    assert "The function that raises it is documented as: “Split the cache into pages" in text
     assert "a partial page would be lost" in text and "It reports" not in text
 
 

@@ -422,7 +422,10 @@ def test_a_comment_explaining_a_test_gives_its_words_and_the_reason() -> None:
     ex = explain_error(s, [], None, project="sglang", vocabulary=VOCAB)
     assert ex.facts.items == ("this is the target worker",)
     assert "A comment at the check says: “Gated to the target worker" in ex.what_it_means.text
-    assert "Its documentation says: “Initialize the memory pools" in ex.what_it_means.text
+    assert (
+        "The function that raises it is documented as: “Initialize the memory pools"
+        in ex.what_it_means.text
+    )
     assert {"derived:comments", "derived:docstring"} <= set(ex.what_it_means.provenance)
 
 
