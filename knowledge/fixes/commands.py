@@ -97,7 +97,9 @@ def trigger_args(inv: Involvement) -> tuple[str, ...] | None:
         return None if value is None else (() if value == default else (flag, value))
     if pol == "ne":
         value = cli_value(inv.value)
-        alt = _other_than(inv, [value or "", "None"], False)
+        # `x is not None`: any value given, but not the choice spelled "none" (the off one)
+        avoid = [value or "", "None"] + (["none"] if inv.value == "None" else [])
+        alt = _other_than(inv, avoid, False)
         return (flag, alt or ANY_VALUE)
     if pol == "in":
         values = literal_values(inv.value) or []

@@ -49,6 +49,10 @@ class Speaker(CallClauses):
                 return self.say(negate(inner))
             if isinstance(inner, ast.Compare) and syntax.is_range(inner):
                 return self._outside(inner)
+            if isinstance(inner, ast.Compare) and _all_equal(inner):
+                return _listed([self.noun(n) for n in (inner.left, *inner.comparators)]) + (
+                    " are not all equal"
+                )
             if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.And):
                 # `not (a and b)`: one of them fails, each said on its own (not "`a and b` is
                 # false or empty")
@@ -152,6 +156,8 @@ class Speaker(CallClauses):
         return f"for {quantifier} {loop.target.id} in {self.noun(loop.iter)}, {self.say(test)}"
 
     def _compare(self, node: ast.Compare) -> str:
+        if _all_equal(node):  # `a == b == c`
+            return _listed([self.noun(n) for n in (node.left, *node.comparators)]) + " are equal"
         if syntax.is_range(node):
             lo, hi = node.left, node.comparators[1]
             subject = self.noun(node.comparators[0])
@@ -312,3 +318,13 @@ def _bare(noun: str) -> str:
 def words_of(name: str, glossary: Mapping[str, str]) -> str:
     """An identifier as words (re-exported for the explanation)."""
     return phrase(name, glossary) if parts(name) else name
+
+
+def _all_equal(node: ast.Compare) -> bool:
+    """`a == b == c`: a chain of equalities (one `==` is an ordinary comparison)."""
+    return len(node.ops) > 1 and all(isinstance(op, ast.Eq) for op in node.ops)
+
+
+def _listed(nouns: list[str]) -> str:
+    """'a, b and c'."""
+    return ", ".join(nouns[:-1]) + " and " + nouns[-1]

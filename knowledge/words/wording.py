@@ -195,6 +195,8 @@ def flag_state(inv: Involvement) -> str:
         return f"{name} is on" if _is_bool(inv) else f"{name} is set"
     if polarity == "off":
         return f"{name} is off" if _is_bool(inv) else f"{name} is unset or empty"
+    if polarity in ("eq", "ne") and inv.value == "None":  # `x is None`: given or not
+        return f"{name} is {'unset' if polarity == 'eq' else 'set'}"
     if polarity == "eq":
         return f"{name} is {shown}"
     if polarity == "ne":

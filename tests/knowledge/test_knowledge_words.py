@@ -16,6 +16,7 @@ import pytest
 from errkb.core.errors import ConfigError
 from errkb.core.records import (
     Condition,
+    FlagDef,
     Segment,
     Site,
     SiteNotes,
@@ -26,6 +27,7 @@ from errkb.core.records import (
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import explain_error
 from errkb.knowledge.facts import Involvement
+from errkb.knowledge.fixes.commands import trigger_args
 from errkb.knowledge.fixes.flag_fixes import flag_fixes_of
 from errkb.knowledge.origins.values import raising_and_fixing
 from errkb.knowledge.words.guard import groups
@@ -179,6 +181,8 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
             "for some o in outputs, o is not an OutputBatch",
         ),
         ("any((x is None for x in items))", "for some x in items, there is no x"),
+        # a chain of equalities, failed: the values are not all equal
+        ("not (len(keys) == len(locs) == len(sizes))", "are not all equal"),
     ],
 )
 def test_guards_in_english(expr: str, words: str) -> None:
@@ -524,3 +528,33 @@ def test_a_flag_read_in_a_complex_way_is_named_as_set_not_as_code() -> None:
     )
     said = flag_state(flag)
     assert said == "--prompt-tokens-buckets set to a value the check refuses", said
+
+
+def test_a_flag_tested_against_none_is_said_as_set_or_unset() -> None:
+    flag = Involvement(
+        flag="--max-ep-size",
+        dest="max_ep_size",
+        sides=("condition",),
+        polarity="ne",
+        value="None",
+        condition="cfg.max_ep_size is not None",
+    )
+    assert flag_state(flag) == "--max-ep-size is set"
+    assert flag_state(dataclasses.replace(flag, polarity="eq")) == "--max-ep-size is unset"
+
+
+def test_a_flag_that_must_be_given_is_not_given_the_choice_spelled_none() -> None:
+    definition = FlagDef(
+        ("--elastic-ep-backend",), "elastic_ep_backend", "str", "None",
+        ("none", "mooncake"), None, "server_args.py", 1, "argparse",
+    )  # fmt: skip
+    flag = Involvement(
+        flag="--elastic-ep-backend",
+        dest="elastic_ep_backend",
+        sides=("condition",),
+        polarity="ne",
+        value="None",
+        condition="cfg.elastic_ep_backend is not None",
+        definition=definition,
+    )
+    assert trigger_args(flag) == ("--elastic-ep-backend", "mooncake")
