@@ -15,6 +15,7 @@ import re
 
 from errkb.knowledge.facts import Fix, Provenance
 from errkb.knowledge.origins import hardware
+from errkb.knowledge.origins.inputs import CONFIG_HOLDERS, is_config_field
 from errkb.knowledge.origins.requirements import Requirement, required_version
 from errkb.knowledge.who.evidence import WhoKind
 from errkb.knowledge.who.said import MEMORY_SAID, WEIGHTS_SAID, message_says
@@ -72,10 +73,8 @@ def model_fixes(r: Reading) -> list[Fix]:
     origin = r.site.origin
     # the config.json fields the index traced the values to, else the names the guard reads
     fields = [
-        n.split(": ", 1)[1]
-        for n in (origin.inputs if origin else ())
-        if n.startswith("config.json: ")
-    ] or [i.name for i in model if i.name]
+        n.split(": ", 1)[1] for n in (origin.inputs if origin else ()) if is_config_field(n)
+    ] or [i.name for i in model if i.name and i.name not in CONFIG_HOLDERS]
     if not fields:  # the names the guard reads that are named after config.json fields
         fields = [
             c.code.rsplit(".", 1)[-1]

@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 
 from errkb.core.origin import Origin
 from errkb.knowledge.facts import Fix, Provenance
+from errkb.knowledge.origins.inputs import is_config_field
 
 _PROV: tuple[Provenance, ...] = ("derived:conditions",)
 
@@ -75,9 +76,10 @@ def input_fixes(origin: Origin | None, project: str, asked: str = "") -> list[Fi
     sentence, quoted as what the check wants)."""
     if origin is None:
         return []
-    fields = [n.split(": ", 1)[1] for n in origin.inputs if n.startswith(_MODEL)]
+    inputs = [n for n in origin.inputs if is_config_field(n) or not n.startswith("config.json")]
+    fields = [n.split(": ", 1)[1] for n in inputs if n.startswith(_MODEL)]
     out: list[Fix] = []
-    for name in origin.inputs:
+    for name in inputs:
         if name.startswith(_MODEL):
             if len(fields) > 1 and out and out[-1].kind == "model":
                 continue  # the model's fields in one fix, not one each

@@ -279,3 +279,14 @@ def message_field(template: Template) -> str | None:
         return quoted.group(1)
     inner = re.search(r"['\"`]([a-z_][a-z0-9_]*)['\"`]", text)
     return inner.group(1) if inner else None
+
+
+# Names of the whole configuration object (`self.model_config.hf_config` passed on), which the
+# index may reach in place of a field: "hf_config in its config.json" names no field
+CONFIG_HOLDERS = frozenset({"config", "hf_config", "hf_text_config", "model_config"})
+
+
+def is_config_field(name: str) -> bool:
+    """True for "config.json: hidden_size", False for another input or the whole config."""
+    kind, _, value = name.partition(": ")
+    return kind == "config.json" and bool(value) and value not in CONFIG_HOLDERS

@@ -17,6 +17,7 @@ from errkb.core.records import Site
 from errkb.knowledge.facts import Derived, Involvement, Provenance
 from errkb.knowledge.origins import notes
 from errkb.knowledge.origins.hardware import stated as hardware_stated
+from errkb.knowledge.origins.inputs import is_config_field
 from errkb.knowledge.who.said import MEMORY_SAID, REQUEST_DATA_REFUSED, message_flags
 from errkb.knowledge.words import message
 from errkb.knowledge.words.reading import Reading
@@ -58,6 +59,8 @@ def inputs_of(site: Site, r: Reading, flags: list[Involvement]) -> dict[str, lis
         kind, _, value = name.partition(": ")
         if name.startswith("--"):
             out.setdefault("flag", []).append(name)
+        elif kind == "config.json" and not is_config_field(name):
+            continue  # the whole configuration object, not a field of it
         elif kind in prefixes and value:
             out.setdefault(prefixes[kind], []).append(value)
     for f in flags:

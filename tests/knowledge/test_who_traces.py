@@ -844,3 +844,20 @@ def test_a_check_of_the_operating_system_says_so() -> None:
     assert ex.who_hits_it.kind == "hardware", ex.who_hits_it
     lead = "The operating system or CPU you run on is not one this code supports"
     assert ex.what_it_means.text.startswith(lead), ex.what_it_means
+
+
+def test_the_whole_model_configuration_is_not_named_as_a_field_of_config_json() -> None:
+    ex = explained(
+        """
+        def window(hf_config):
+            topk = hf_config.index_topk
+            if topk <= 0:
+                raise ValueError(f"KV offload requires a positive index_topk, got {topk}.")
+        """,
+        origin=Origin(
+            "model_config", ("config.json: hf_config", "config.json: index_topk"), ("x",), 1
+        ),
+    )
+    assert "index_topk in its config.json" in ex.what_it_means.text, ex.what_it_means
+    assert "hf_config" not in ex.what_it_means.text
+    assert not any("hf_config" in s.text for s in ex.solutions), ex.solutions
