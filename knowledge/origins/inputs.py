@@ -252,7 +252,7 @@ def site_inputs(site: Site, vocab: Vocabulary) -> list[Input]:
             add(Input("model_config", last))
         if seg.kind == "placeholder":
             for found in finder.all_in(seg.text):
-                if found.kind != "hardware":
+                if found.kind != "hardware" and not _identifies(found):
                     add(found)
     if any(i.kind == "model_config" and i.name for i in out):
         out = [i for i in out if i.kind != "model_config" or i.name]
@@ -263,6 +263,15 @@ def site_inputs(site: Site, vocab: Vocabulary) -> list[Input]:
         if field:
             add(Input("request_field", field, finder.request_class))
     return out
+
+
+# Request fields a message prints only to say which request it is about ("rid={request.rid}"):
+# they name the request, they are not what the check refuses
+_IDENTIFIERS = frozenset("rid request_id req_id id session_id trace_id user".split())
+
+
+def _identifies(found: Input) -> bool:
+    return found.kind == "request_field" and found.name in _IDENTIFIERS
 
 
 def env_names_in_message(template: Template, finder: InputFinder) -> list[str]:

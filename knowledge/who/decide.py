@@ -68,6 +68,7 @@ def decided(
     linked_flag = [c for c in clues if c.kind == "flag" and "tested by the guard" in c.text]
     named_flag = [c for c in clues if c.kind == "flag" and "the message names" in c.text]
     chosen = set(origin.inputs) | set(origin.path_inputs)
+    chosen |= {flag for c in linked_flag for flag in _FLAG.findall(c.text)}
     if origin.kind in _LINE and origin.kind != "flag":
         # a message that names a flag the guard also tests addresses the user who set it
         # ("--speculative-algorithm is not supported with ..."), whatever else the check reads

@@ -14,6 +14,8 @@ from errkb.ingest.extract import extract_file
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import Explanation, explain_error
+from errkb.knowledge.who.decide import decided
+from errkb.knowledge.who.evidence import Clue
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = load_pins(ROOT / "pins.toml").repo("sgl-project/sglang").vocabulary()
@@ -861,3 +863,38 @@ def test_the_whole_model_configuration_is_not_named_as_a_field_of_config_json() 
     assert "index_topk in its config.json" in ex.what_it_means.text, ex.what_it_means
     assert "hf_config" not in ex.what_it_means.text
     assert not any("hf_config" in s.text for s in ex.solutions), ex.solutions
+
+
+def test_a_request_id_the_message_prints_does_not_make_it_the_request_s_doing() -> None:
+    # "rid={request.request_id}" says which request; "got {request.temperature}" says what
+    source = """
+        def update(request, part, previous_text):
+            if not part["text"].startswith(previous_text):
+                raise RuntimeError(f"Harmony rewrote emitted text, rid={request.%s}")
+        """
+    path = "python/sglang/srt/entrypoints/openai/serving_responses.py"
+    kinds = {
+        field: explained(source % field, path, "RuntimeError").who_hits_it.kind
+        for field in ("request_id", "temperature")
+    }
+    assert kinds == {"request_id": "unknown", "temperature": "request_field"}, kinds
+
+
+def test_a_flag_the_guard_tests_and_the_message_names_outweighs_the_model_config_trace() -> None:
+    origin = Origin(
+        "model_config",
+        ("config.json: language_model_only",),
+        ("`self.language_model_only` comes from the model's configuration",),
+        1,
+    )
+    clues = [
+        Clue("flag", "--language-model-only is tested by the guard"),
+        Clue("flag", "the message names --language-model-only"),
+    ]
+    kind, _ = decided(origin, "flag", clues, "Cosmos3-Edge was loaded with --language-model-only.")
+    assert kind == "flag"
+    # a flag the message names but the guard does not test leaves the trace's class
+    kind, _ = decided(
+        origin, "flag", clues[1:], "Cosmos3-Edge was loaded with --language-model-only."
+    )
+    assert kind == "model_config"
