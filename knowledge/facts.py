@@ -29,6 +29,7 @@ FixKind = Literal[
     "request_field",
     "environment",
     "model",
+    "hardware",
     "upgrade",
     "downgrade",
     "condition",

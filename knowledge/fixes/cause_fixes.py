@@ -186,7 +186,7 @@ def hardware_fixes(r: Reading) -> list[Fix]:
     prov: tuple[Provenance, ...] = _PROV
     if not parallel and hardware.stated(r.site.template):
         prov = ("derived:conditions", "derived:message")
-    return [Fix("model", text, prov)]
+    return [Fix("hardware", text, prov)]
 
 
 def requirement(r: Reading) -> Requirement | None:
@@ -205,14 +205,16 @@ def dependency_fixes(r: Reading) -> list[Fix]:
             else (f"the message: “{req.source}”")
         )
         text = f"Install {req.spec} in the same environment as the server: {where} requires it."
-        named.append(Fix("model", text, (req.provenance,), command=f"pip install '{req.spec}'"))
+        named.append(
+            Fix("environment", text, (req.provenance,), command=f"pip install '{req.spec}'")
+        )
     clues = [c for c in r.clues if c.kind == "dependency"]
     if not clues:
         return named
     text = "Check the installed packages."
     text += " Install the package the check names, or the version it asks for, in the same "
     text += "environment as the server; an import error printed earlier in the log says which."
-    return named + [Fix("model", text, _PROV)]
+    return named + [Fix("environment", text, _PROV)]
 
 
 def _env_listing(r: Reading) -> str:

@@ -30,8 +30,9 @@ class SolutionItem(BaseModel):
         description="advice (the message's own words), flag (change an involved option), "
         "upgrade (a later version no longer raises it), downgrade (an earlier one did not: a "
         "regression), condition (what must change when nothing concrete is known), report (an "
-        "internal check: report it upstream), request_field, environment, model (change that "
-        "input)"
+        "internal check: report it upstream), request_field, environment (a variable, or a "
+        "package to install), model, hardware (change that input: the GPU, platform or parallel "
+        "sizes for hardware)"
     )
     text: str
     command: str | None = None

@@ -153,6 +153,8 @@ def test_a_version_check_names_the_package_and_the_version_it_requires(
     ex = explain_error(_guarded(expr, text), [], None, project="sglang", launch_command=LAUNCH)
     commands = [f.command for f in ex.solutions]
     assert f"pip install '{spec}'" in commands, [f.text for f in ex.solutions]
+    (install,) = [f for f in ex.solutions if f.command == f"pip install '{spec}'"]
+    assert install.kind == "environment"  # installing a package changes the environment
     assert ex.example_fix is not None and ex.example_fix.after == f"pip install '{spec}'"
     assert not ex.example_fix.before.startswith("pip install")  # not an sglang version change
 
@@ -204,6 +206,7 @@ def test_a_hardware_check_says_what_the_code_accepts(expr: str, text: str, said:
     hardware = [f.text for f in ex.solutions if f.text.startswith("Run it on")]
     assert hardware and said in hardware[0], [f.text for f in ex.solutions]
     assert ex.solutions[0].text == hardware[0]  # what to do, first
+    assert ex.solutions[0].kind == "hardware", ex.solutions[0]  # not "model"
     assert "for which the check shown below does not hold" not in hardware[0]
 
 
