@@ -14,6 +14,7 @@ from errkb.ingest.extract import extract_file
 from errkb.ingest.origins.snapshot_origins import snapshot_origins
 from errkb.ingest.pins import load_pins
 from errkb.knowledge import Explanation, explain_error
+from errkb.knowledge.fixes.origin_fixes import path_flag
 from errkb.knowledge.who.decide import decided
 from errkb.knowledge.who.evidence import Clue
 
@@ -898,3 +899,16 @@ def test_a_flag_the_guard_tests_and_the_message_names_outweighs_the_model_config
         origin, "flag", clues[1:], "Cosmos3-Edge was loaded with --language-model-only."
     )
     assert kind == "model_config"
+
+
+def test_the_way_around_an_internal_check_is_offered_only_where_that_flag_chooses_the_code() -> (
+    None
+):
+    flags = VOCAB.path_flags
+    srt = "python/sglang/srt"
+    assert path_flag(f"{srt}/disaggregation/mooncake/conn.py", flags) == (
+        "--disaggregation-transfer-backend"
+    )
+    assert path_flag(f"{srt}/disaggregation/decode_kvcache_offload_manager.py", flags) is None
+    assert path_flag(f"{srt}/lora/moe/plan.py", flags) == "--lora-backend"
+    assert path_flag(f"{srt}/lora/lora_manager.py", flags) is None
