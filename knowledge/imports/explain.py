@@ -166,7 +166,23 @@ def _meaning(site: Site, facts: ImportFacts) -> str:
 
 def _trigger(site: Site, facts: ImportFacts) -> str:
     when = "when the module is loaded" if site.qualname == "<module>" else "when it runs"
-    return f"Running `{site.raise_source}` at `{site.path}` line {site.line}, {when}."
+    return f"Running `{_one_line(site.raise_source)}` at `{site.path}` line {site.line}, {when}."
+
+
+def _one_line(statement: str) -> str:
+    """An import statement on one line, without its comments and with few names: `from x import
+    (a, b, c, and 5 more)` rather than the source's ten lines."""
+    lines = [line.split("#", 1)[0].strip() for line in statement.splitlines()]
+    text = " ".join(line for line in lines if line).replace("( ", "(").replace(", )", ")")
+    head, sep, names = text.partition(" import ")
+    listed = [n.strip() for n in names.strip("() ").split(",") if n.strip()]
+    if not sep or len(listed) <= _NAMES_SHOWN:
+        return text.replace(",)", ")")
+    more = len(listed) - _NAMES_SHOWN
+    return f"{head} import ({', '.join(listed[:_NAMES_SHOWN])}, and {more} more)"
+
+
+_NAMES_SHOWN = 3
 
 
 def _situations(facts: ImportFacts) -> tuple[str, ...]:

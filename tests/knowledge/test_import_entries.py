@@ -99,3 +99,32 @@ def test_requirements_never_read_are_said_so() -> None:
         project="sglang",
     )
     assert "were not read" in ex.what_it_means.text
+
+
+def test_the_trigger_shows_a_long_import_on_one_line() -> None:
+    source = """
+        from aiter import (  # noqa: F401
+            flash_attn_varlen_func,
+            get_mla_metadata_v1,
+            get_ps_metadata_v1,
+            mha_batch_prefill_func,
+        )
+        """
+    found = extract_file(
+        textwrap.dedent(source).encode(),
+        "python/sglang/srt/x.py",
+        ExtractConfig(own_packages=("sglang",)),
+    )
+    imported = next(s for s in found.sites if "aiter" in s.template.display)
+    ex = explain_import(
+        imported,
+        [],
+        None,
+        requirements=DECLARED,
+        vocabulary=Vocabulary(),
+        release="0.5.23",
+        project="sglang",
+    )
+    shown = "`from aiter import (flash_attn_varlen_func, get_mla_metadata_v1, get_ps_metadata_v1"
+    assert ex.trigger.text.startswith("Running " + shown + ", and 1 more)`"), ex.trigger.text
+    assert "\n" not in ex.trigger.text and "noqa" not in ex.trigger.text
