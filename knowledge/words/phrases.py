@@ -213,6 +213,10 @@ class Speaker(CallClauses):
         if isinstance(op, ast.Eq | ast.NotEq) and not isinstance(right, ast.Constant):
             words = "equals" if isinstance(op, ast.Eq) else "differs from"
         if _bare(subject) == _bare(value):  # `a.x != b.x` said as "the x differs from the x"
+            own = [syntax.names(side) or [] for side in (left, right)]
+            if isinstance(op, ast.Eq | ast.NotEq) and sorted(len(o) for o in own) == [1, 2]:
+                if "self" in (own[0][:1] + own[1][:1]):  # `page_size != self.page_size`
+                    return f"the {_bare(subject)} it is given {words} its own"
             return code(ast.unparse(node))  # is no help, nor "x differs from the x"
         return f"{subject} {words} {value}"
 
