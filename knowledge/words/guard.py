@@ -71,7 +71,8 @@ def groups(site: Site) -> list[list[ast.expr]]:
         node = _parsed(cond)
         if node is None:
             continue
-        parts = _split(node)
+        # `assert False` (a raise written as an assert) tests nothing: no clause for it
+        parts = [p for p in _split(node) if not isinstance(_unnegated(p), ast.Constant)]
         if cond.kind in ("if", "elif") and not cond.holds:
             pending += parts
             continue
@@ -121,3 +122,10 @@ def facts(site: Site, speaker: Speaker) -> list[Fact]:
         out.append(Fact(text, tuple(ast.unparse(n) for n in g), worded))
     out += [Fact(t, (), True) for t in other_guards(site)]
     return out
+
+
+def _unnegated(node: ast.expr) -> ast.expr:
+    """`not x` -> x; anything else as it is."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return node

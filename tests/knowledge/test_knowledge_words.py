@@ -559,3 +559,16 @@ def test_a_flag_that_must_be_given_is_not_given_the_choice_spelled_none() -> Non
         definition=definition,
     )
     assert trigger_args(flag) == ("--elastic-ep-backend", "mooncake")
+
+
+def test_assert_false_adds_no_clause() -> None:
+    said = facts(
+        site(
+            [
+                Condition("if", "rule == 'custom'", True, 1),
+                Condition("except", "ValueError", True, 2),
+                Condition("assert", "False", False, 3),
+            ]
+        )
+    )
+    assert not any("False" in s for s in said), said
