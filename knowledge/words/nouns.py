@@ -41,6 +41,8 @@ _METHODS = {
     "keys": "the keys of",
     "values": "the values of",
     "items": "the items of",
+    "item": "the value of",  # a one-element tensor's number
+    "tolist": "",
     "lower": "",
     "upper": "",
     "strip": "",
