@@ -1,12 +1,15 @@
 """Ingesting one snapshot: list its files, reuse cached per-file results, parse the rest on all
 cores, link sites to flags, then hand the complete snapshot to the store in one transaction.
+
+It runs in two halves, `read_snapshot` (read and parse) and `store_snapshot` (trace, link and
+store), so that a history may read its next snapshot while this one is stored (`read_ahead`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,14 +30,11 @@ from errkb.ingest.cache_lookup import cache_id
 from errkb.ingest.file_results import FileResults
 from errkb.ingest.flag_links.linker import linked_sites
 from errkb.ingest.hierarchy import Hierarchy
-from errkb.ingest.origin_store import OriginStore
-from errkb.ingest.origin_texts import snapshot_texts
-from errkb.ingest.origins.module_facts import ModuleFacts
-from errkb.ingest.origins.snapshot_origins import MakeFacts, snapshot_origins
-from errkb.ingest.origins.stored_facts import facts_of_texts
 from errkb.ingest.pins import RepoPin
 from errkb.ingest.progress import NoProgress, Progress
+from errkb.ingest.site_origins import with_origins
 from errkb.ingest.snapshot_rows import Prepared, SitePreparer, prepare_site
+from errkb.ingest.snapshot_writer import Linked
 from errkb.ingest.sources.base import SnapshotInfo, Source, SourceFile
 from errkb.ingest.workers import Workers, gc_paused
 
@@ -96,6 +96,61 @@ def ingest_snapshot(
 ) -> SnapshotSummary:
     """Ingest one snapshot; a snapshot already in the database is skipped untouched."""
     progress = progress or NoProgress()
+    # The cyclic GC stays off for the whole snapshot (see `gc_paused`), and comes back on once
+    # `_serially` has returned and its objects are freed: turned back on while they are alive
+    # (the snapshot's files, results, sites), the first collection would have to go through them.
+    with gc_paused():
+        return _serially(source, repo, config, job, progress)
+
+
+def _serially(
+    source: Source, repo: RepoPin, config: ExtractConfig, job: Job, progress: Progress
+) -> SnapshotSummary:
+    read = read_snapshot(source, repo, config, job, progress)
+    if isinstance(read, SnapshotSummary):
+        return read
+    return store_snapshot(read, progress)
+
+
+@dataclass
+class ReadSnapshot:
+    """A snapshot read and parsed, its sites waiting to be traced, linked and stored. It holds
+    its parse processes (the trace makes module facts on them) and its file-cache writes until
+    `close`."""
+
+    source: Source
+    repo: RepoPin
+    job: Job
+    info: SnapshotInfo
+    summary: SnapshotSummary
+    started: float
+    files: list[SourceFile]
+    sites: list[Site]
+    prepared: list[Prepared]
+    flags: list[FlagDef]
+    statuses: Counter[str]
+    hierarchy: Hierarchy
+    workers: Workers
+    work: FileResults
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Wait for the file-cache rows, then stop the parse processes (`cancel`: at once)."""
+        try:
+            self.work.close()
+        finally:
+            self.workers.close(cancel=cancel)
+
+
+def read_snapshot(
+    source: Source,
+    repo: RepoPin,
+    config: ExtractConfig,
+    job: Job,
+    progress: Progress,
+    workers: Workers | None = None,
+) -> ReadSnapshot | SnapshotSummary:
+    """The first half of an ingest: the snapshot's files read and parsed (on `workers`, else
+    processes of its own), or its summary when the database holds it already."""
     started = time.perf_counter()
     # A release is downloaded here if its download has not finished yet.
     progress.phase(f"{repo.name}: downloading or opening the next snapshot", None)
@@ -104,59 +159,83 @@ def ingest_snapshot(
     if store.snapshot_exists(job.engine, repo.name, info.kind, info.commit):
         summary.status = "already ingested"
         return summary
+    progress.phase(f"{info.label}: reading", None)
+    workers = workers or Workers(job.workers, nice=job.workers_nice)
+    preparer = SitePreparer(repo.name)
+    work = FileResults(config, job.engine, workers, on_result=preparer.add)
+    try:
+        for f in source.files(known=work.known):
+            work.add(f)
+        files = work.files
+        summary.files = len(files)
+        results = work.finish(progress)
+        summary.cache_hits, summary.files_parsed = work.hits, work.parsed
+        # The last file-cache rows are written (by a thread, mostly in the database driver)
+        # while the sites are traced and linked.
+        sites, prepared, flags, statuses = _collect(
+            files, results, preparer, config, work.fresh_ids
+        )
+        hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
+    except BaseException:
+        try:
+            work.close()
+        finally:
+            workers.close(cancel=True)
+        raise
+    return ReadSnapshot(
+        source, repo, job, info, summary, started, files, sites, prepared, flags, statuses,
+        hierarchy, workers, work,
+    )  # fmt: skip
 
-    # The cyclic GC stays off for the whole snapshot (see `gc_paused`), and comes back on once
-    # `_ingest` has returned and its objects are freed: turned back on while they are alive (the
-    # snapshot's files, results, sites), the first collection would have to go through them all.
-    with gc_paused():
-        _ingest(source, repo, config, job, progress, info, summary, started)
-    summary.seconds = time.perf_counter() - started
+
+def store_snapshot(
+    read: ReadSnapshot, progress: Progress, ready: Callable[[], None] | None = None
+) -> SnapshotSummary:
+    """The second half: trace, link and store a snapshot read by `read_snapshot`. `ready` runs
+    once the trace needs the parse processes no more (see `snapshot_origins`) and the file-cache
+    rows are all written: the next snapshot may be read from then on."""
+    info, summary, repo = read.info, read.summary, read.repo
+
+    def written_then_ready() -> None:
+        read.work.close()
+        if ready is not None:
+            ready()
+
+    try:
+        progress.phase(f"{info.label}: tracing where the checked values come from", None)
+        traced = with_origins(
+            read.source, read.files, read.sites, read.flags, repo, read.job.cache_dir,
+            read.workers, written_then_ready if ready is not None else lambda: None,
+        )  # fmt: skip
+        # A site given an origin is stored with it (in its snippet): prepared again. The rest
+        # (imports, the project's tests: half of a late sglang release) keep what the
+        # preparer made while the files were parsed.
+        prepared = [
+            p if t is s else prepare_site(repo.name, t)
+            for p, s, t in zip(read.prepared, read.sites, traced, strict=True)
+        ]
+        sites = traced
+        progress.phase(f"{info.label}: linking flags", len(sites))
+        occurrences = linked_sites(sites, flag_catalog(read.flags))
+        progress.advance(len(sites))
+    except BaseException:
+        read.close(cancel=True)
+        raise
+    read.close()
+    _store(read, sites, prepared, occurrences, progress)
+    summary.seconds = time.perf_counter() - read.started
     return summary
 
 
-def _ingest(
-    source: Source,
-    repo: RepoPin,
-    config: ExtractConfig,
-    job: Job,
+def _store(
+    read: ReadSnapshot,
+    sites: list[Site],
+    prepared: list[Prepared],
+    occurrences: Linked,
     progress: Progress,
-    info: SnapshotInfo,
-    summary: SnapshotSummary,
-    started: float,
 ) -> None:
-    """Read, parse, link and store one snapshot, filling in `summary`."""
-    progress.phase(f"{info.label}: reading", None)
-    with Workers(job.workers, nice=job.workers_nice) as workers:
-        preparer = SitePreparer(repo.name)
-        work = FileResults(config, job.engine, workers, on_result=preparer.add)
-        try:
-            for f in source.files(known=work.known):
-                work.add(f)
-            files = work.files
-            summary.files = len(files)
-            results = work.finish(progress)
-            summary.cache_hits, summary.files_parsed = work.hits, work.parsed
-            # The last file-cache rows are written (by a thread, mostly in the database driver)
-            # while the sites are linked.
-            sites, prepared, flags, statuses = _collect(
-                files, results, preparer, config, work.fresh_ids
-            )
-            hierarchy = Hierarchy(c for r in results.values() for c in r.classes)
-            progress.phase(f"{info.label}: tracing where the checked values come from", None)
-            traced = with_origins(source, files, sites, flags, repo, job.cache_dir, workers)
-            # A site given an origin is stored with it (in its snippet): prepared again. The rest
-            # (imports, the project's tests: half of a late sglang release) keep what the
-            # preparer made while the files were parsed.
-            prepared = [
-                p if t is s else prepare_site(repo.name, t)
-                for p, s, t in zip(prepared, sites, traced, strict=True)
-            ]
-            sites = traced
-            progress.phase(f"{info.label}: linking flags", len(sites))
-            occurrences = linked_sites(sites, flag_catalog(flags))
-            progress.advance(len(sites))
-        finally:
-            work.close()
+    """Write the snapshot in one transaction, filling in its summary."""
+    info, summary, statuses = read.info, read.summary, read.statuses
     summary.prefiltered = statuses.pop("prefiltered", 0)
     summary.read_parsed = statuses.pop(_PARSED, 0)
     summary.read_cached = statuses.pop(_CACHED, 0)
@@ -172,78 +251,24 @@ def _ingest(
         "skipped": summary.skipped,
         "sites": summary.sites,
         "site_counts": summary.site_counts,
-        "seconds": round(time.perf_counter() - started, 3),
+        "seconds": round(time.perf_counter() - read.started, 3),
     }
     written = store.write_snapshot(
-        job.engine,
-        repo=repo_fields(repo),
+        read.job.engine,
+        repo=repo_fields(read.repo),
         info=info,
         occurrences=occurrences,
-        flags=flags,
+        flags=read.flags,
         counts=counts,
         prepared=prepared,
-        before_commit=job.before_commit,
-        chains={name: hierarchy.chain(name) for name in summary.site_counts.get("raise", {})},
+        before_commit=read.job.before_commit,
+        chains={name: read.hierarchy.chain(name) for name in summary.site_counts.get("raise", {})},
     )
     if written is None:  # another process completed it meanwhile
         summary.status = "already ingested"
     else:
         summary.errors, summary.new_errors = written
-        store.refresh_statistics(job.engine)
-
-
-def with_origins(
-    source: Source,
-    files: Sequence[SourceFile],
-    sites: list[Site],
-    flags: list[FlagDef],
-    repo: RepoPin,
-    cache_dir: Path | None = None,
-    workers: Workers | None = None,
-) -> list[Site]:
-    """The sites with where their guarded values come from, traced over the whole snapshot;
-    the files are read again only when a site's origin is not kept from before, and the module
-    facts the trace reads are made on the parse processes (`workers`) first."""
-    digests = {f.path: f.content_hash for f in files if f.skip is None}
-    store = OriginStore(cache_dir / "origins") if cache_dir is not None else None
-    try:
-        origins = snapshot_origins(
-            lambda: snapshot_texts(source, files),
-            sites,
-            flags,
-            repo.vocabulary(),
-            repo.flag_classes,
-            digests=digests,
-            store=store,
-            make_facts=facts_maker(workers) if workers is not None else None,
-        )
-    finally:
-        if store is not None:
-            store.close()
-    return [
-        replace(s, origin=o) if o is not None else s for s, o in zip(sites, origins, strict=True)
-    ]
-
-
-FACTS_CHUNK = 400_000  # characters of module text per task of a parse process
-
-
-def facts_maker(workers: Workers) -> MakeFacts:
-    """Module facts of many texts, made on the parse processes in chunks, in order."""
-
-    def make(texts: list[str]) -> Iterator[tuple[ModuleFacts, bytes]]:
-        chunks: list[list[str]] = [[]]
-        size = 0
-        for text in texts:
-            if size >= FACTS_CHUNK:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(text)
-            size += len(text)
-        for _, made in workers.map(facts_of_texts, [c for c in chunks if c]):
-            yield from made
-
-    return make
+        store.refresh_statistics(read.job.engine)
 
 
 def site_counts(sites: Sequence[Site]) -> dict[str, Any]:

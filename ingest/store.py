@@ -8,6 +8,7 @@ committing them early loses nothing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,23 @@ from errkb.core.models import (
     file_cache_key,
 )
 from errkb.core.packed import Trained, dictionary_of, is_known, register
+from errkb.ingest import snapshot_writer
 from errkb.ingest.inserts import BATCH, batches, insert_plain
-from errkb.ingest.snapshot_writer import snapshot_id, write_snapshot
+from errkb.ingest.snapshot_writer import snapshot_id
 
-# Re-exported: the pipeline (and the kill test) call `store.write_snapshot`.
 __all__ = ["batches", "write_snapshot"]
+
+# One writer at a time in this process. The next snapshot's file-cache rows are written while
+# this one is stored (`ingest.read_ahead`): SQLite would make one of them wait on the file lock,
+# and fail it after its busy timeout, however long the other's transaction is.
+_WRITING = threading.Lock()
+
+
+def write_snapshot(engine: Engine, **parts: Any) -> tuple[int, int] | None:
+    """`snapshot_writer.write_snapshot`, while no other thread here writes."""
+    with _WRITING:
+        return snapshot_writer.write_snapshot(engine, **parts)
+
 
 # A row written with any function-unit rows ("u:"/"n:" keys, see `ingest.extract.unit_keys`),
 # so that one lookup tells whether the incremental extractor has anything to reuse.
@@ -86,7 +99,7 @@ def write_cache(engine: Engine, extractor: str, blobs: dict[str, bytes]) -> None
     if any(k[:2] in ("u:", "n:") for k in blobs):
         blobs = {**blobs, UNITS_PRESENT: b""}
     rows = sorted((*file_cache_key(extractor, h), extractor, b) for h, b in blobs.items())
-    with engine.begin() as conn:
+    with _WRITING, engine.begin() as conn:
         insert_plain(
             conn,
             FileCache.__table__,  # type: ignore[arg-type]
@@ -126,7 +139,7 @@ def stored_results(engine: Engine, extractor: str, limit: int, min_bytes: int) -
 
 def save_dictionary(engine: Engine, purpose: str, trained: Trained) -> bool:
     """Store a trained dictionary (committed at once); False when its id is taken."""
-    with Session(engine) as session:
+    with _WRITING, Session(engine) as session:
         kept = store_dictionary(session, purpose, trained)
         session.commit()
     return kept
@@ -156,7 +169,7 @@ def refresh_statistics(engine: Engine) -> None:
     sampled (at most 1,000 rows an index), so this takes milliseconds at any size.
     """
     try:
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        with _WRITING, engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             if engine.dialect.name == "sqlite":
                 conn.exec_driver_sql("PRAGMA analysis_limit=1000")
                 conn.exec_driver_sql("ANALYZE")

@@ -118,6 +118,7 @@ class Workers:
         self.count = count or os.cpu_count() or 1
         self.nice = nice
         self._pool: Executor | None = None
+        self._closed = False  # a closed pool starts no processes again (a cancelled read ahead)
 
     def map(
         self, fn: Callable[..., R], chunks: Sequence[T], *args: Any, inline: bool = False
@@ -142,6 +143,8 @@ class Workers:
             self._start()
 
     def _start(self) -> Executor:
+        if self._closed:
+            raise RuntimeError("the parse processes were closed")
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["errkb.ingest.workers"])
@@ -161,15 +164,16 @@ class Workers:
         drops every task: those not begun, and those running, whose processes are ended at
         once rather than waited for (a chunk of a large file took half a minute on a busy
         machine). Their results were never stored, so nothing is lost."""
-        if self._pool is None:
+        self._closed = True
+        pool, self._pool = self._pool, None  # closed once, whichever thread comes first
+        if pool is None:
             return
         if cancel:
             # ProcessPoolExecutor ends its processes itself only from Python 3.14
             # (`terminate_workers`); before, the processes it holds are ended here.
-            for process in list(getattr(self._pool, "_processes", {}).values()):
+            for process in list(getattr(pool, "_processes", {}).values()):
                 process.terminate()
-        self._pool.shutdown(cancel_futures=cancel)
-        self._pool = None
+        pool.shutdown(cancel_futures=cancel)
 
     def __enter__(self) -> Workers:
         return self

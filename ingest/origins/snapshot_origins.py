@@ -37,13 +37,16 @@ def snapshot_origins(
     digests: Mapping[str, str] | None = None,
     store: Store | None = None,
     make_facts: MakeFacts | None = None,
+    ready: Callable[[], None] = lambda: None,
 ) -> list[Origin | None]:
     """One origin per site, in order (None for a site of the project's own tests).
 
     `texts` may be a function that reads them, called only when a site is left to trace;
     `digests` names each file's content (path -> its hash), else the texts are hashed. `store`
     keeps facts and origins for other processes. `make_facts`, when given, makes the facts of
-    every file not kept at once, before the trace asks for them one by one."""
+    every file not kept at once, before the trace asks for them one by one. `ready` runs once
+    the trace needs `make_facts` no more (the pipeline then starts parsing the next snapshot on
+    the other core)."""
     read = _Lazy(texts)
     if digests is None:
         digests = {path: text_digest(text) for path, text in read().items()}
@@ -64,11 +67,14 @@ def snapshot_origins(
             list(missing.values()),
             lambda site: origin_of(site, index, rules),
             kept.detach,  # the forked helper reads no store: an SQLite connection stays here
+            ready,
         )
         for key, origin in zip(missing, origins, strict=True):
             if origin is not None:
                 found[key] = origin
                 kept.add_origin(key, origin)
+    else:
+        ready()
     kept.flush()
     return [found.get(k) if k is not None else None for k in keys]
 

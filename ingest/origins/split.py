@@ -27,31 +27,46 @@ Trace = Callable[[Site], Origin | None]
 
 
 def traced(
-    sites: Sequence[Site], trace: Trace, in_helper: Callable[[], None] = lambda: None
+    sites: Sequence[Site],
+    trace: Trace,
+    in_helper: Callable[[], None] = lambda: None,
+    started: Callable[[], None] = lambda: None,
 ) -> list[Origin | None]:
     """`trace` of every site, in order, on two cores when it pays. `in_helper` runs first in the
     forked copy (to let go of what must not be shared across a fork, such as a database
-    connection)."""
+    connection). `started` runs here once the copy is forked, or at once when there is none:
+    threads the caller starts there (the next snapshot read ahead) are never forked."""
     cut = _cut(sites)
     if cut is None:
+        started()
         return [trace(s) for s in sites]
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     helper = context.Process(target=_trace_into, args=(sites[cut:], trace, in_helper, send))
     helper.start()
     send.close()
-    first = [trace(s) for s in sites[:cut]]
-    second: list[Origin | None] | None = None
     try:
-        second = pickle.loads(receive.recv_bytes())
-    except (EOFError, OSError, pickle.UnpicklingError):
-        second = None  # the helper died: its half is traced here
+        started()
+        first = [trace(s) for s in sites[:cut]]
+        second = _received(receive)
+    except BaseException:  # Ctrl-C or an error here: the helper's half is wanted no more
+        helper.terminate()
+        raise
     finally:
         receive.close()
         helper.join()
     if second is None or len(second) != len(sites) - cut:
         second = [trace(s) for s in sites[cut:]]
     return first + second
+
+
+def _received(receive: Connection) -> list[Origin | None] | None:
+    """The helper's origins; None when it died (its half is then traced here)."""
+    try:
+        origins: list[Origin | None] = pickle.loads(receive.recv_bytes())
+    except (EOFError, OSError, pickle.UnpicklingError):
+        return None
+    return origins
 
 
 def _cut(sites: Sequence[Site]) -> int | None:

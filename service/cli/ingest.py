@@ -28,7 +28,9 @@ from errkb.service.cli.ingest_summary import DownloadTotals, summary, summary_js
 from errkb.service.cli.progress_view import phases
 
 if TYPE_CHECKING:
+    from errkb.core.records import ExtractConfig
     from errkb.ingest.pipeline import SnapshotSummary
+    from errkb.ingest.sources.base import Source
 
 err = Console(stderr=True, soft_wrap=True)  # one line per failure, however long
 
@@ -160,9 +162,11 @@ def _ingest_each(
     classes: tuple[str, ...] = (),
 ) -> None:
     """Ingest every planned source under a progress bar, in order with the releases skipped
-    meanwhile (`summaries` gets both); a failed source is noted in `failures`, not fatal.
+    meanwhile (`summaries` gets both), each next source read and parsed while the one before is
+    traced and stored (`ingest.read_ahead`); a failed source is noted in `failures`, not fatal.
     `classes` limits each source to raises of those classes (`--classes`)."""
-    from errkb.ingest.pipeline import Job, ingest_snapshot
+    from errkb.ingest.pipeline import Job
+    from errkb.ingest.read_ahead import ingest_in_turn
 
     job = Job(
         engine=engine,
@@ -170,20 +174,19 @@ def _ingest_each(
         workers_nice=settings.workers_nice,
         cache_dir=settings.cache_dir,
     )
-    with phases(err) as progress:
+
+    def configured() -> Iterator[tuple[RepoPin, ExtractConfig, Callable[[], Source]]]:
         for repo_pin, make_source in _guarded(planned, failures):
-            try:
-                source = make_source()
-                try:
-                    if classes:
-                        repo_pin = repo_pin.only(classes)
-                    config = repo_pin.extract_config(settings.max_file_bytes)
-                    summaries.append(ingest_snapshot(source, repo_pin, config, job, progress))
-                finally:
-                    source.close()
-            except ErrkbError as exc:  # one bad source must not cost the others
-                failures.append(exc.message)
-                _error(exc.message)
+            if classes:
+                repo_pin = repo_pin.only(classes)
+            yield repo_pin, repo_pin.extract_config(settings.max_file_bytes), make_source
+
+    def failed(exc: ErrkbError) -> None:  # one bad source must not cost the others
+        failures.append(exc.message)
+        _error(exc.message)
+
+    with phases(err) as progress:
+        ingest_in_turn(configured(), job, progress, summaries, failed, beside=progress.beside())
 
 
 def _report(

@@ -64,6 +64,11 @@ class PhaseView:
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task, steps)
 
+    def beside(self) -> PhaseView:
+        """Another view on the same console: a second bar on a terminal (the next snapshot,
+        read while this one is stored), lines among these in a log."""
+        return PhaseView(self.console, self.progress)
+
 
 @contextmanager
 def phases(console: Console) -> Iterator[PhaseView]:

@@ -22,7 +22,7 @@ from dbdump import dump
 from gitrepo import commit, new_repo
 from sqlalchemy import select
 
-import errkb.ingest.pipeline as pipeline
+import errkb.ingest.site_origins as site_origins
 from errkb.core.db import make_engine, upgrade
 from errkb.core.models import SiteBody, unpacked_code
 from errkb.ingest.origin_store import FILE_NAME
@@ -104,7 +104,7 @@ def test_a_store_gives_the_same_knowledge_and_spares_the_trace(
     def unread(*_: object) -> dict[str, str]:
         raise AssertionError("every origin is in the store: no file is read to trace")
 
-    monkeypatch.setattr(pipeline, "snapshot_texts", unread)
+    monkeypatch.setattr(site_origins, "snapshot_texts", unread)
     from_store = _ingest(three_dbs[2], tmp_path / "proj", shas, cache)
     assert alone == filled == from_store
     kinds = Counter(json.loads(o)["kind"] for o in alone[1] if o != "null")
