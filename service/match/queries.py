@@ -8,8 +8,10 @@ few seconds even for a whole history.
 from __future__ import annotations
 
 from collections import defaultdict
+from hashlib import blake2b
+from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, make_url, select
 from sqlalchemy.orm import Session
 
 from errkb.core.models import Error, Meta, Repo, Snapshot
@@ -24,6 +26,40 @@ def current_generation(session: Session) -> str:
     """The ingest generation (bumped by every completed snapshot); "" before any ingest."""
     value = session.execute(select(Meta.value).where(Meta.key == "generation")).scalar()
     return value or ""
+
+
+def database_identity(database_url: str) -> str:
+    """The database's URL as one string per database: a SQLite file by its absolute path."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        url = url.set(database=str(Path(url.database).resolve()))
+    return url.render_as_string(hide_password=False)
+
+
+def content_key(session: Session) -> str:
+    """What an index built in this transaction is built from, as a hex digest: the ingest
+    generation and every snapshot's identity and ingest time. (The generation alone is a counter
+    that a new database at the same place starts again; the snapshots tell the two apart.)"""
+    digest = blake2b(current_generation(session).encode(), digest_size=16)
+    snapshots = select(
+        Snapshot.id,
+        Snapshot.repo_id,
+        Snapshot.label,
+        Snapshot.commit,
+        Snapshot.sort_key,
+        Snapshot.ingested_at,
+        Snapshot.sites,
+        Snapshot.errors,
+    ).order_by(Snapshot.id)
+    for row in session.execute(snapshots):
+        digest.update(repr(tuple(row)).encode())
+    return digest.hexdigest()
+
+
+def content_key_now(engine: Engine) -> str:
+    """The content key, read in its own short transaction."""
+    with Session(engine) as session:
+        return content_key(session)
 
 
 def generation_now(engine: Engine) -> str:
@@ -62,7 +98,13 @@ def error_rows(session: Session) -> list[ErrorRow]:
 
 def load_index(engine: Engine) -> MatchIndex:
     """Build a fresh index from the database (the generation is read in the same transaction)."""
+    return keyed_index(engine)[0]
+
+
+def keyed_index(engine: Engine) -> tuple[MatchIndex, str]:
+    """A fresh index and its content key, both read in one transaction."""
     with Session(engine) as session, session.begin():
         generation = current_generation(session)
+        key = content_key(session)
         rows = error_rows(session)
-    return build_index(rows, generation=generation, test_path=in_test_code)
+    return build_index(rows, generation=generation, test_path=in_test_code), key

@@ -111,6 +111,7 @@ def install_matcher(app: FastAPI) -> None:
             processes=settings.match_processes,
             nice=settings.match_nice,
             queue_limit=settings.match_queue,
+            cache_dir=settings.cache_dir,
         )
         app.state.matcher.warm()  # as before: the app is ready once its matcher index is
 

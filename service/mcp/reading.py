@@ -83,6 +83,7 @@ def open_backing(settings: Settings) -> Iterator[Backing]:
             processes=settings.match_processes,
             nice=settings.match_nice,
             queue_limit=settings.match_queue,
+            cache_dir=settings.cache_dir,
         )
         versions = VersionTracker(engine)
         try:

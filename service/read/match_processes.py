@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from errkb.core.errors import BadInput, Unavailable
@@ -52,8 +53,15 @@ class MatchProcesses:
         processes: int = 1,
         nice: int = 0,
         queue_limit: int = 16,
+        cache_dir: Path | None = None,
     ) -> None:
-        self._args = (database_url, refresh_seconds, nice)
+        # cache_dir: where the processes keep their index for the next start (`index_file`).
+        self._args = (
+            database_url,
+            refresh_seconds,
+            nice,
+            None if cache_dir is None else str(cache_dir),
+        )
         self._processes = processes
         self._workers: list[Worker] = []
         self._lock = threading.Lock()  # the list of processes

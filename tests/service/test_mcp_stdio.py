@@ -1,12 +1,13 @@
 """A real `errkb mcp` over stdio, driven by the SDK's client and by raw lines: it never creates a
 database, answers `initialize` and gives the reason from every tool when it cannot serve, replies
 -32700 to a line that is not JSON-RPC, uses the protocol's codes for a missing prompt argument
-and an unknown resource, and links only to `ERRKB_PUBLIC_URL`; streamable HTTP gives the same
-protocol codes."""
+and an unknown resource, and links only to `ERRKB_PUBLIC_URL`, and reads its match index from
+the cache folder when an earlier start kept it; streamable HTTP gives the same protocol codes."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from match_project import ingest_version, swa_id, swa_line, traceback
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -116,3 +118,50 @@ def test_protocol_errors_get_their_codes_over_stdio(tmp_path: Path) -> None:
             )
 
     anyio.run(main)
+
+
+def test_a_second_start_reads_the_kept_match_index_and_a_damaged_or_stale_one_is_rebuilt(
+    tmp_path: Path,
+) -> None:
+    """The match index is kept in the cache folder: a second `errkb mcp` reads it (the file is
+    left as it was), one damaged in place is built and written again, and after an ingest the
+    new index is built, never the kept one read."""
+    url = f"sqlite:///{tmp_path / 'kb.sqlite3'}"
+    ingest_version(url, tmp_path / "repo", 1)
+    cache = tmp_path / "cache"
+    layout = "ValueError: Unsupported layout 'nhd' for the paged KV cache"
+
+    async def start() -> tuple[list[str], list[str]]:
+        """The matches of the SWA traceback and the layout text, from a fresh server."""
+        async with Client(_params(url, tmp_path, ERRKB_CACHE_DIR=str(cache))) as client:
+            found = []
+            for text in (traceback(swa_line(1)), layout):
+                result = await client.call_tool("match_error", {"text": text})
+                assert not result.is_error, result.content
+                matches = result.structured_content["matches"]
+                found.append([m["id"] for m in matches if m["score"] >= 0.8])
+            return found[0], found[1]
+
+    def kept() -> os.stat_result:
+        (path,) = (cache / "match-index").glob("*.index")
+        return path.stat()
+
+    assert anyio.run(start) == ([swa_id()], [])
+    written = kept()
+    assert anyio.run(start) == ([swa_id()], [])
+    assert kept().st_ino == written.st_ino  # read, not written again
+
+    (path,) = (cache / "match-index").glob("*.index")
+    with path.open("r+b") as file:  # damaged in place: the same file, one byte changed
+        file.seek(-40, os.SEEK_END)
+        byte = file.read(1)
+        file.seek(-40, os.SEEK_END)
+        file.write(bytes([byte[0] ^ 0xFF]))
+    assert anyio.run(start) == ([swa_id()], [])
+    rebuilt = kept()
+    assert rebuilt.st_ino != written.st_ino and rebuilt.st_size == written.st_size
+
+    ingest_version(url, tmp_path / "repo", 2)  # adds the layout error
+    swa, layouts = anyio.run(start)
+    assert swa == [swa_id()] and len(layouts) == 1  # the new index, not the kept one
+    assert kept().st_ino != rebuilt.st_ino
