@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 
 from errkb.knowledge.facts import Fix, Involvement, Provenance
 from errkb.knowledge.fixes.commands import escape
@@ -145,7 +144,7 @@ def flag_fixes_of(
                 text = f"Check {flag_name(f)}{f' ({dflt})' if dflt else ''}: the guard tests "
                 text += _tested_part(f, resolved)
             out.append(Fix("flag", _with_help(text, f), prov, flag=f.flag))
-    asked: list[Fix] = []  # the flags the message asks for: the first way out
+    requested: list[Fix] = []  # the flags the message asks for: the first way out
     for f in flags:
         if not f.in_condition and f.in_message:
             dflt = default_words(f)
@@ -158,8 +157,8 @@ def flag_fixes_of(
                     else f"Add {f.flag}, with the value you need, to the command line: the "
                     "message says it is required"
                 )
-                fix = Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"))
-                asked.append(replace(fix, flag=f.flag))
+                said_by: tuple[Provenance, ...] = ("derived:flags", "derived:message")
+                requested.append(Fix("flag", _with_help(text, f), said_by, flag=f.flag))
                 continue
             if f.cli and _says_leave_out(message, f):
                 text = (
@@ -169,4 +168,4 @@ def flag_fixes_of(
             out.append(
                 Fix("flag", _with_help(text, f), ("derived:flags", "derived:message"), flag=f.flag)
             )
-    return asked + out
+    return requested + out

@@ -4,9 +4,10 @@ The server sends each request as one frame (a 4-byte big-endian length, then a p
 framing of `multiprocessing.Connection`) and reads the answers in the order it sent them. The
 process answers them in that order, with the index it built (or read from the cache folder,
 `match.index_file`, when an earlier process kept that of the same content) before it said it
-was ready. It never rebuilds that index. Before each batch of requests it reads the ingest generation (one
-row): once an ingest has committed since the index was built, it answers no match from it, but
-`StaleIndex` for each, and the server asks a fresh process instead and retires this one, whose
+was ready. It never rebuilds that index. Before each batch of requests it reads the ingest
+generation (one row): once an ingest has committed since the index was built, it answers no
+match from it, but `StaleIndex` for each, and the server asks a fresh process instead and
+retires this one, whose
 memory goes back to the system whole (an index rebuilt in place left about 20 MiB per process
 behind at each ingest). A match never comes from an index older than the last committed ingest
 (it once answered `{"matches": []}` for 2-7 s after each release of `make run` was stored). It
