@@ -170,6 +170,10 @@ class Speaker(CallClauses):
         left = syntax.getattr_as_attribute(node.left)
         if isinstance(op, ast.Is | ast.IsNot) and syntax.is_none(right):
             return self._none(left, isinstance(op, ast.Is))
+        if isinstance(op, ast.Is | ast.IsNot) and isinstance(getattr(right, "value", None), bool):
+            # `x is not True`: the value itself, not only something that tests true
+            not_ = "not " if isinstance(op, ast.IsNot) else ""
+            return f"{self.noun(left)} is {not_}{right.value}"  # type: ignore[attr-defined]
         if (
             isinstance(op, ast.NotEq | ast.Eq)
             and syntax.is_none_test(left)

@@ -181,6 +181,8 @@ def test_implied_clauses_of_an_elif_chain_are_dropped() -> None:
             "for some o in outputs, o is not an OutputBatch",
         ),
         ("any((x is None for x in items))", "for some x in items, there is no x"),
+        # `is not True`: the value True itself
+        ("return_hidden_states is not True", "return hidden states is not True"),
         # a one-element tensor's number is its value, not "the item of"
         ("pending.item() > 0", "the value of pending is positive"),
         # a value given and the object's own of the same name
