@@ -18,7 +18,7 @@ from errkb.knowledge.words import syntax
 from errkb.knowledge.words.calls import CallClauses, neg_verb, participle
 from errkb.knowledge.words.names import VERBS, parts, phrase, predicate
 from errkb.knowledge.words.syntax import code, negate
-from errkb.knowledge.words.wording import cli_value
+from errkb.knowledge.words.wording import cli_value, is_switch
 
 __all__ = ["Speaker", "code", "negate", "words_of"]
 
@@ -85,6 +85,8 @@ class Speaker(CallClauses):
         flag = self.flag_of(node)
         if flag is not None:
             self.flags_used.append(flag)
+            if flag.definition is not None and not is_switch(flag):  # a path, a name, a number
+                return f"{flag.flag} is {'set' if holds else 'unset or empty'}"
             return f"{flag.flag} is {'on' if holds else 'off'}"
         if isinstance(node, ast.Name) and (inner := self._local(node.id)) is not None:
             pred = predicate(node.id)

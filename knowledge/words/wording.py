@@ -192,9 +192,9 @@ def flag_state(inv: Involvement) -> str:
         shown = "unset (None)"
     polarity = inv.polarity
     if polarity == "on":
-        return f"{name} is on" if _is_bool(inv) else f"{name} is set"
+        return f"{name} is on" if is_switch(inv) else f"{name} is set"
     if polarity == "off":
-        return f"{name} is off" if _is_bool(inv) else f"{name} is unset or empty"
+        return f"{name} is off" if is_switch(inv) else f"{name} is unset or empty"
     if polarity in ("eq", "ne") and inv.value == "None":  # `x is None`: given or not
         return f"{name} is {'unset' if polarity == 'eq' else 'set'}"
     if polarity == "eq":
@@ -212,7 +212,8 @@ def flag_state(inv: Involvement) -> str:
     return f"{name} set to a value the check refuses"
 
 
-def _is_bool(inv: Involvement) -> bool:
+def is_switch(inv: Involvement) -> bool:
+    """True for a flag defined as a boolean switch."""
     d = inv.definition
     return d is not None and (d.type or "").replace("Optional[", "").startswith("bool")
 

@@ -576,3 +576,20 @@ def test_assert_false_adds_no_clause() -> None:
         )
     )
     assert not any("False" in s for s in said), said
+
+
+def test_a_flag_that_holds_a_path_is_set_or_unset_not_on_or_off() -> None:
+    definition = FlagDef(
+        ("--dataset-path",), "dataset_path", "str", "''", None, "Path to the dataset.",
+        "bench_serving.py", 1, "argparse",
+    )  # fmt: skip
+    flag = Involvement(
+        flag="--dataset-path",
+        dest="dataset_path",
+        sides=("condition",),
+        polarity="off",
+        condition="not args.dataset_path",
+        definition=definition,
+    )
+    said = facts(site([Condition("if", "not args.dataset_path", True, 1)]), [flag])
+    assert said == ["--dataset-path is unset or empty"], said
