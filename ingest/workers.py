@@ -14,6 +14,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -94,6 +95,9 @@ def _init_worker(parent_pid: int, nice: int) -> None:
     global _in_worker
     _in_worker = True
     exit_with(parent_pid)
+    # Ctrl-C reaches the whole process group: the ingest process ends its pools itself (at once,
+    # `close(cancel=True)`), so an idle worker must not print its own KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     lower_priority(nice)  # parsing is batch work: the server on the same machine comes first
     # Syntax trees are acyclic, yet building them makes the cyclic GC scan the growing heap over
     # and over (~10% of parse time). Workers collect once per chunk instead (`_collect`), and
