@@ -129,6 +129,10 @@ def _own_temp_folder() -> None:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # read TMPDIR again
+    # What errkb keeps in its cache folder when a test does not name one (the match index of
+    # each database a test serves, the origin store of an ingest) goes there too, not into the
+    # user's ~/.cache/errkb; the shared knowledge bases keep their own folder (`kbcache.CACHE`).
+    os.environ.setdefault("ERRKB_CACHE_DIR", str(folder / "errkb-cache"))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
