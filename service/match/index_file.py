@@ -32,9 +32,9 @@ import sys
 import tempfile
 import time
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 
-import errkb
 from errkb.knowledge.who import evidence
 from errkb.service.match import index_pickle, queries
 from errkb.service.match.matcher import MatchIndex
@@ -59,9 +59,18 @@ def code_digest() -> bytes:
     digest = hashlib.blake2b(digest_size=16)
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    runs = f"{Path(index_module.__file__).suffix} {sys.version} {errkb.__version__}"
+    # the installed version from its metadata: `errkb.__version__` is missing where a process
+    # resolved `errkb` as a namespace package (a folder named errkb in its working directory)
+    runs = f"{Path(index_module.__file__).suffix} {sys.version} {_installed_version()}"
     digest.update(runs.encode())
     return digest.digest()
+
+
+def _installed_version() -> str:
+    try:
+        return metadata.version("errkb")
+    except metadata.PackageNotFoundError:  # run from a source tree that was not installed
+        return ""
 
 
 def database_name(database_url: str) -> str:
