@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import stat
 import struct
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from errkb.knowledge.who import evidence
 from errkb.service.match import index_pickle, queries
 from errkb.service.match.matcher import MatchIndex
 from errkb.service.match.matcher import index as index_module
+from errkb.service.private_folder import private_folder
 
 FOLDER = "match-index"
 SUFFIX = ".index"
@@ -108,7 +108,7 @@ class IndexFile:
 
     def read(self, content_key: str) -> MatchIndex | None:
         """The kept index of this content key, or None (none kept, another key, damaged)."""
-        if not _private_folder(self.folder, make=False):
+        if not private_folder(self.folder, make=False):
             return None
         try:
             with self.path.open("rb") as file:
@@ -143,7 +143,11 @@ class IndexFile:
     def write(self, index: MatchIndex, content_key: str) -> None:
         """Keep the index under this content key; a full disk or a lost folder costs only the
         next start's time."""
-        if not _private_folder(self.folder, make=True):
+        try:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return
+        if not private_folder(self.folder):
             return
         payload = index_pickle.index_bytes(index)
         checksum = hashlib.blake2b(payload, digest_size=32).digest()
@@ -180,19 +184,3 @@ def _prune(folder: Path, kept: Path) -> None:
             found.append((modified, path))
     for _, path in sorted(found, reverse=True)[KEEP - 1 :]:
         path.unlink(missing_ok=True)
-
-
-def _private_folder(path: Path, *, make: bool) -> bool:
-    """True if `path` is a real folder only this user owns (made, mode 0700, when `make`)."""
-    try:
-        if make:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(info.st_mode)
-        and info.st_uid == os.getuid()
-        and stat.S_IMODE(info.st_mode) & 0o077 == 0
-    )

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import stat
 import tempfile
 import time
 import zlib
@@ -32,6 +31,7 @@ from functools import cache
 from pathlib import Path
 
 import errkb.service.pages
+from errkb.service.private_folder import private_folder
 
 _COMPRESSION = 1  # zlib's fastest: a page shrinks about 5 times in a tenth of a millisecond
 _IDLE_SECONDS = 600  # a folder of another key unwritten this long is removed
@@ -45,20 +45,6 @@ def rendering_code_version() -> str:
     for path in sorted([*here.glob("*.py"), *(here / "templates").glob("*.html")]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def _private_folder(path: Path) -> bool:
-    """Make `path` (mode 0700) if missing; True if it is a real folder only this user owns."""
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(info.st_mode)
-        and info.st_uid == os.getuid()
-        and stat.S_IMODE(info.st_mode) & 0o077 == 0
-    )
 
 
 def _remove_idle(root: Path, keep: Path) -> None:
@@ -83,7 +69,7 @@ class PageFiles:
     def __init__(self, database_url: str, root: Path | None = None) -> None:
         name = hashlib.sha256(database_url.encode()).hexdigest()[:16]
         self._root = (root or Path(tempfile.gettempdir())) / f"errkb-pages-{os.getuid()}-{name}"
-        self._usable = _private_folder(self._root)
+        self._usable = private_folder(self._root)
         self._folder: tuple[str, Path | None] = ("", None)
 
     def _folder_of(self, key: str, make: bool) -> Path | None:
@@ -94,7 +80,7 @@ class PageFiles:
             return folder
         folder = self._root / f"{rendering_code_version()}-{key}"
         if make:
-            if not _private_folder(folder):
+            if not private_folder(folder):
                 return None
             _remove_idle(self._root, keep=folder)
         elif not folder.is_dir():
