@@ -102,9 +102,8 @@ def solutions(
         )
         for s in message.advice(site.template)
     ]
-    flag_fixes = flag_fixes_of(
-        flags, r.resolved, site.template.literal_text, input_fixes.asked_of(r)
-    )
+    asked = input_fixes.asked_of(r)  # the message's first sentence, quoted by the fixes
+    flag_fixes = flag_fixes_of(flags, r.resolved, site.template.literal_text, asked)
     by_cause: dict[str, list[Fix]] = {
         "flag": flag_fixes,
         "request_field": input_fixes.request_fixes(r),
@@ -118,9 +117,7 @@ def solutions(
         # accessor, not linked to the guard), before any other class's fixes
         kind = "model" if r.audience == "model_config" else r.audience
         by_cause[r.audience] = [
-            f
-            for f in origin_fixes.input_fixes(site.origin, project, input_fixes.asked_of(r))
-            if f.kind == kind
+            f for f in origin_fixes.input_fixes(site.origin, project, asked) if f.kind == kind
         ]
     # the fixes of the cause the evidence points to first, then the others in their order
     order = sorted(by_cause, key=lambda k: k != r.audience)
@@ -135,7 +132,7 @@ def solutions(
     else:
         out = advice + [f for k in order for f in by_cause[k]]
         if not out:  # the inputs the index reached, when nothing more specific names one
-            out = origin_fixes.input_fixes(site.origin, project, input_fixes.asked_of(r))
+            out = origin_fixes.input_fixes(site.origin, project, asked)
         out += ups
     if not any(f.kind == "environment" for f in inputs):
         out += _environment_fixes(site)
